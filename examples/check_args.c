@@ -1,0 +1,201 @@
+/* allreduce-check's options; see usage() for what they mean. */
+#include "check_args.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const usage_text =
+    "usage: allreduce-check [options]\n"
+    "  Every replica all-reduces buffers filled from its replica index over each replica group,\n"
+    "  type, operator and size, and checks the exact result and that all replicas agree.\n"
+    "  Run it under poprun (poprun --num-replicas 16 --num-instances 4 allreduce-check), or\n"
+    "  alone with --replicas.\n"
+    "options:\n"
+    "  --sizes LIST          bytes per replica, e.g. 0,4,1K,64M (default 0,4,12,68,1K,100K,1M,4M)\n"
+    "  --groups LIST         all, consecutive:K, orthogonal:K (default: all and every\n"
+    "                        consecutive/orthogonal group of 2 and of half the replicas)\n"
+    "  --types LIST          f32,f16 (default both)\n"
+    "  --ops LIST            sum,mean,max,min (default all four)\n"
+    "  --iterations N        repeat every check N times (default 1)\n"
+    "  --replicas N          replicas when run without poprun (default 4)\n"
+    "  --ipus-per-replica N  IPUs per replica when run without poprun (default 1)\n"
+    "  --exit-before-collective I\n"
+    "                        (fault test) instance I leaves before any collective\n"
+    "  -v, --verbose         one line per check\n"
+    "  -h, --help            this text\n";
+
+static int parse_int(const char *s, int lo, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int check_parse_bytes(const char *text, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!*text || *text == '-')
+        return -1;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned long long mul = 1;
+    if (end == text || errno)
+        return -1;
+    if (*end == 'K' || *end == 'k')
+        mul = 1ull << 10;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1ull << 20;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1ull << 30;
+    if (mul != 1)
+        end++;
+    if (*end || v > (1ull << 40) / mul)
+        return -1;
+    *out = (size_t)(v * mul);
+    return 0;
+}
+
+/* Splits LIST at commas and parses each item with PARSE into slot i of OUT. */
+static int parse_list(const char *opt, const char *list, int *n, void *out, size_t elem,
+                      int (*parse)(const char *, void *))
+{
+    char buf[1024];
+    if (strlen(list) >= sizeof buf) {
+        fprintf(stderr, "allreduce-check: %s: list too long\n", opt);
+        return 2;
+    }
+    strcpy(buf, list);
+    *n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == CHECK_MAX_LIST || parse(tok, (char *)out + (size_t)*n * elem) != 0) {
+            fprintf(stderr, "allreduce-check: %s: '%s' is not valid%s\n", opt, tok,
+                    *n == CHECK_MAX_LIST ? " (too many items)" : "");
+            return 2;
+        }
+        (*n)++;
+    }
+    if (*n == 0) {
+        fprintf(stderr, "allreduce-check: %s: empty list\n", opt);
+        return 2;
+    }
+    return 0;
+}
+
+static int parse_size_item(const char *s, void *out)
+{
+    return check_parse_bytes(s, out);
+}
+
+static int parse_group_item(const char *s, void *out)
+{
+    return gcl_group_parse(s, out);
+}
+
+static int parse_type_item(const char *s, void *out)
+{
+    gcl_dtype_t *t = out;
+    return gcl_dtype_parse(s, t) || (*t != GCL_F32 && *t != GCL_F16) ? -1 : 0;
+}
+
+static int parse_op_item(const char *s, void *out)
+{
+    gcl_redop_t *op = out;
+    return gcl_redop_parse(s, op) ||
+                   (*op != GCL_SUM && *op != GCL_MEAN && *op != GCL_MAX && *op != GCL_MIN)
+               ? -1
+               : 0;
+}
+
+static int parse_option(check_opts_t *o, const char *opt, const char *val)
+{
+    if (!strcmp(opt, "--sizes"))
+        return parse_list(opt, val, &o->nsizes, o->sizes, sizeof o->sizes[0], parse_size_item);
+    if (!strcmp(opt, "--groups"))
+        return parse_list(opt, val, &o->ngroups, o->groups, sizeof o->groups[0],
+                          parse_group_item);
+    if (!strcmp(opt, "--types"))
+        return parse_list(opt, val, &o->ntypes, o->types, sizeof o->types[0], parse_type_item);
+    if (!strcmp(opt, "--ops"))
+        return parse_list(opt, val, &o->nops, o->ops, sizeof o->ops[0], parse_op_item);
+    int *target = !strcmp(opt, "--iterations")                 ? &o->iterations
+                  : !strcmp(opt, "--replicas")                 ? &o->replicas
+                  : !strcmp(opt, "--ipus-per-replica")         ? &o->ipus_per_replica
+                  : !strcmp(opt, "--exit-before-collective") ? &o->exit_before
+                                                               : NULL;
+    int lo = !strcmp(opt, "--exit-before-collective") ? 0 : 1;
+    if (!target) {
+        fprintf(stderr, "allreduce-check: unknown option '%s' (try --help)\n", opt);
+        return 2;
+    }
+    if (parse_int(val, lo, target) != 0) {
+        fprintf(stderr, "allreduce-check: %s '%s': expected an integer of at least %d\n", opt,
+                val, lo);
+        return 2;
+    }
+    return 0;
+}
+
+int check_parse_args(int argc, char **argv, check_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->replicas = 4;
+    o->ipus_per_replica = 1;
+    o->iterations = 1;
+    o->exit_before = -1;
+    int rc = parse_option(o, "--sizes", "0,4,12,68,1K,100K,1M,4M");
+    rc |= parse_option(o, "--types", "f32,f16");
+    rc |= parse_option(o, "--ops", "sum,mean,max,min");
+    o->ngroups = 0;
+    for (int i = 1; rc == 0 && i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(usage_text, stdout);
+            return 1;
+        }
+        if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+            o->verbose = 1;
+            continue;
+        }
+        if (i + 1 >= argc || strncmp(argv[i], "--", 2) != 0) {
+            fprintf(stderr, "allreduce-check: %s '%s' (try --help)\n",
+                    strncmp(argv[i], "--", 2) ? "unexpected argument" : "missing value for",
+                    argv[i]);
+            return 2;
+        }
+        rc = parse_option(o, argv[i], argv[i + 1]);
+        i++;
+    }
+    return rc;
+}
+
+int check_resolve_groups(check_opts_t *o, int n)
+{
+    if (o->ngroups == 0) {
+        o->groups[o->ngroups++] = gcl_group_all();
+        int sizes[2] = {2, n / 2};
+        for (int i = 0; i < 2; i++) {
+            if (sizes[i] < 2 || sizes[i] >= n || n % sizes[i] || (i == 1 && sizes[1] == 2))
+                continue;
+            o->groups[o->ngroups++] = gcl_group_consecutive(sizes[i]);
+            o->groups[o->ngroups++] = gcl_group_orthogonal(sizes[i]);
+        }
+        return 0;
+    }
+    for (int i = 0; i < o->ngroups; i++) {
+        gcl_group_t g = o->groups[i];
+        if (g.kind != GCL_GROUP_ALL && (g.size > n || n % g.size != 0)) {
+            char text[32];
+            fprintf(stderr, "allreduce-check: group %s does not divide %d replicas\n",
+                    gcl_group_format(g, text, sizeof text), n);
+            return 2;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,40 @@
+/*
+ * Bootstrap: the few collective operations over instances that start-up and shut-down need,
+ * behind a small table of functions (as Gloo's store), so that start-up code does not care
+ * whether MPI is there. "single" serves a one-instance job with no MPI at all; "mpi" serves a
+ * poprun job.
+ */
+#ifndef GCL_BOOTSTRAP_H
+#define GCL_BOOTSTRAP_H
+
+#include <stddef.h>
+
+#include "gcl/status.h"
+
+typedef struct gcl_boot gcl_boot_t;
+
+struct gcl_boot {
+    const char *name;
+    int rank, size;
+    /* Set before destroy when this instance failed: do not synchronise with the others (they may
+     * never arrive); the process is about to exit with an error anyway. */
+    int failed;
+    /* ALL receives SIZE blocks of BYTES, block r from rank r. */
+    gcl_status_t (*allgather)(gcl_boot_t *b, const void *mine, void *all, size_t bytes);
+    gcl_status_t (*bcast)(gcl_boot_t *b, void *buf, size_t bytes, int root);
+    gcl_status_t (*barrier)(gcl_boot_t *b);
+    void (*destroy)(gcl_boot_t *b);
+    void *impl;
+};
+
+gcl_status_t gcl_boot_single_create(gcl_boot_t **out);
+
+/* Initialises MPI with MPI_THREAD_MULTIPLE unless the program already did, and checks that it
+ * has EXPECTED_SIZE ranks. On failure, a sentence in ERR. */
+gcl_status_t gcl_boot_mpi_create(int expected_size, gcl_boot_t **out, char *err, size_t len);
+
+/* The MPI communicator (an MPI_Comm, as void *) of an "mpi" bootstrap, for the MPI transport;
+ * NULL for any other. *THREAD_MULTIPLE says whether concurrent calls from threads are safe. */
+void *gcl_boot_mpi_comm(gcl_boot_t *b, int *thread_multiple);
+
+#endif /* GCL_BOOTSTRAP_H */

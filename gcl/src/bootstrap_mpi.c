@@ -1,0 +1,107 @@
+/* The bootstrap of a poprun job: MPI on a private duplicate of MPI_COMM_WORLD. */
+#include "bootstrap.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct {
+    MPI_Comm comm;
+    int we_initialized; /* MPI_Finalize is ours to call */
+    int thread_multiple;
+} mpi_boot_t;
+
+static gcl_status_t mpi_allgather(gcl_boot_t *b, const void *mine, void *all, size_t bytes)
+{
+    mpi_boot_t *m = b->impl;
+    return MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, m->comm) ==
+                   MPI_SUCCESS
+               ? GCL_OK
+               : GCL_ERR_MPI;
+}
+
+static gcl_status_t mpi_bcast(gcl_boot_t *b, void *buf, size_t bytes, int root)
+{
+    mpi_boot_t *m = b->impl;
+    return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, m->comm) == MPI_SUCCESS ? GCL_OK
+                                                                              : GCL_ERR_MPI;
+}
+
+static gcl_status_t mpi_barrier(gcl_boot_t *b)
+{
+    mpi_boot_t *m = b->impl;
+    return MPI_Barrier(m->comm) == MPI_SUCCESS ? GCL_OK : GCL_ERR_MPI;
+}
+
+static void mpi_destroy(gcl_boot_t *b)
+{
+    mpi_boot_t *m = b->impl;
+    /* MPI_Finalize waits for every rank; after a failure some never come, and mpirun ends the
+     * job when this process exits with an error. */
+    if (!b->failed) {
+        MPI_Comm_free(&m->comm);
+        if (m->we_initialized)
+            MPI_Finalize();
+    }
+    free(m);
+    free(b);
+}
+
+gcl_status_t gcl_boot_mpi_create(int expected_size, gcl_boot_t **out, char *err, size_t len)
+{
+    gcl_boot_t *b = calloc(1, sizeof *b);
+    mpi_boot_t *m = calloc(1, sizeof *m);
+    if (!b || !m) {
+        free(b);
+        free(m);
+        return GCL_ERR_NO_HOST_MEMORY;
+    }
+    int initialized = 0, provided = MPI_THREAD_SINGLE;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+            snprintf(err, len, "MPI_Init_thread failed (is this job started by poprun/mpirun?)");
+            goto fail;
+        }
+        m->we_initialized = 1;
+    } else {
+        MPI_Query_thread(&provided);
+    }
+    m->thread_multiple = provided >= MPI_THREAD_MULTIPLE;
+    /* Errors come back as codes, so that a failing call becomes a status, not an abort. */
+    MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
+    MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(m->comm, &b->rank);
+    MPI_Comm_size(m->comm, &b->size);
+    if (b->size != expected_size) {
+        snprintf(err, len,
+                 "POPDIST_NUM_INSTANCES is %d but MPI has %d ranks: start the job with poprun",
+                 expected_size, b->size);
+        MPI_Comm_free(&m->comm);
+        if (m->we_initialized)
+            MPI_Finalize();
+        goto fail;
+    }
+    b->name = "mpi";
+    b->allgather = mpi_allgather;
+    b->bcast = mpi_bcast;
+    b->barrier = mpi_barrier;
+    b->destroy = mpi_destroy;
+    b->impl = m;
+    *out = b;
+    return GCL_OK;
+fail:
+    free(m);
+    free(b);
+    return GCL_ERR_MPI;
+}
+
+void *gcl_boot_mpi_comm(gcl_boot_t *b, int *thread_multiple)
+{
+    if (!b || !b->impl || b->destroy != mpi_destroy)
+        return NULL;
+    mpi_boot_t *m = b->impl;
+    if (thread_multiple)
+        *thread_multiple = m->thread_multiple;
+    return &m->comm;
+}

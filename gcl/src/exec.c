@@ -1,0 +1,267 @@
+/* The schedule executor; see exec.h. */
+#include "exec.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const void *in, void *out,
+                            const gcl_sig_t *sig, const char *what)
+{
+    memset(x, 0, sizeof *x);
+    x->comm = comm;
+    x->sched = &comm->sched;
+    x->sig = *sig;
+    x->what = what;
+    x->phantom = 0;
+    x->info = (coll_exec_info_t){(coll_dtype_t)sig->dtype, (coll_redop_t)sig->op,
+                                 coll_dtype_size((coll_dtype_t)sig->dtype), comm->size};
+    x->bufs[COLL_BUF_IN] = (void *)in;
+    x->bufs[COLL_BUF_OUT] = out;
+    size_t n = (size_t)comm->size;
+    x->sent = calloc(n, sizeof *x->sent);
+    x->recvd = calloc(n, sizeof *x->recvd);
+    if (x->sched->tmp_count > 0)
+        x->bufs[COLL_BUF_TMP] = x->tmp_alloc = malloc(x->sched->tmp_count * x->info.elem_size);
+    if (!x->sent || !x->recvd || (x->sched->tmp_count > 0 && !x->tmp_alloc)) {
+        gcl_exec_finish(x);
+        return gcl_ctx_fail(comm->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", what);
+    }
+    return GCL_OK;
+}
+
+/* Starts the transfers of the current step. */
+static gcl_status_t post_step(gcl_exec_t *x)
+{
+    const coll_step_t *st = &x->sched->steps[x->step];
+    struct gcl_comm *c = x->comm;
+    if (st->count > x->xcap) {
+        gcl_xfer_t *nx = realloc(x->xfers, st->count * sizeof *nx);
+        if (!nx)
+            return gcl_ctx_fail(c->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of memory", x->what);
+        x->xfers = nx;
+        x->xcap = st->count;
+    }
+    x->nxfers = 0;
+    for (uint32_t i = 0; i < st->count; i++) {
+        const coll_op_t *op = &x->sched->ops[st->first + i];
+        if (op->kind > COLL_OP_RECV_REDUCE)
+            continue;
+        gcl_xfer_t *t = &x->xfers[x->nxfers++];
+        int peer = gcl_comm_peer_ipu(c, op->peer);
+        int is_send = op->kind == COLL_OP_SEND;
+        uint32_t idx = is_send ? x->sent[op->peer]++ : x->recvd[op->peer]++;
+        *t = (gcl_xfer_t){.tp = gcl_transport_for(c->ctx, peer), .ctx = c->ctx,
+                          .is_send = is_send, .peer_ipu = peer,
+                          .peer_hl = c->ctx->inst->ipu_hostlocal[peer], .op = op,
+                          .bufs = x->bufs, .info = &x->info, .sig = &x->sig,
+                          .key0 = ((uint64_t)c->key << 32) | x->sig.seq,
+                          .key1 = (uint64_t)idx << 32, .bytes = op->count * x->info.elem_size,
+                          .phantom = x->phantom, .slot = -1};
+        gcl_status_t rc = t->tp->start(t);
+        if (rc != GCL_OK)
+            return rc;
+    }
+    x->posted = 1;
+    return GCL_OK;
+}
+
+/* Runs the local ops of the current step, after its traffic. */
+static void finish_step(gcl_exec_t *x)
+{
+    const coll_step_t *st = &x->sched->steps[x->step];
+    for (uint32_t i = 0; i < st->count; i++) {
+        const coll_op_t *op = &x->sched->ops[st->first + i];
+        if (op->kind > COLL_OP_RECV_REDUCE && !x->phantom)
+            coll_exec_local(op, x->bufs, &x->info);
+    }
+    x->step++;
+    x->posted = 0;
+    x->nxfers = 0;
+}
+
+int gcl_exec_progress(gcl_exec_t *x)
+{
+    int did = 0;
+    while (!x->done) {
+        if (x->step >= x->sched->nsteps) {
+            x->done = 1;
+            return 1;
+        }
+        if (!x->posted) {
+            gcl_status_t rc = post_step(x);
+            if (rc != GCL_OK)
+                return rc;
+            did = 1;
+        }
+        int pending = 0;
+        for (uint32_t i = 0; i < x->nxfers; i++) {
+            gcl_xfer_t *t = &x->xfers[i];
+            if (t->done)
+                continue;
+            int rc = t->tp->progress(t);
+            if (rc < 0)
+                return rc;
+            did |= rc;
+            pending += !t->done;
+        }
+        if (pending)
+            return did;
+        finish_step(x);
+        did = 1;
+    }
+    return did;
+}
+
+/* "replica 5 (instance 2 on host h1, pid 77) to send 4096 bytes; replica 6 (...) ..." */
+static void describe_pending(gcl_exec_t *x, char *buf, size_t len)
+{
+    size_t used = 0;
+    int shown = 0, more = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < x->nxfers; i++) {
+        gcl_xfer_t *t = &x->xfers[i];
+        if (t->done)
+            continue;
+        if (shown == 4) {
+            more++;
+            continue;
+        }
+        char who[160];
+        gcl_describe_ipu(x->comm->ctx->inst, t->peer_ipu, who, sizeof who);
+        used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s to %s %llu bytes",
+                                 shown ? "; " : "", who, t->is_send ? "take" : "send",
+                                 (unsigned long long)(t->bytes - t->pos));
+        shown++;
+    }
+    if (more && used < len)
+        snprintf(buf + used, len - used, "; and %d more", more);
+}
+
+/* Members of the group on this host that have not entered this call yet: the usual root cause of a
+ * stall, which the peers a rank waits on directly only pass along. */
+static void describe_absent(gcl_exec_t *x, char *buf, size_t len)
+{
+    struct gcl_comm *c = x->comm;
+    struct gcl_instance *inst = c->ctx->inst;
+    uint64_t key0 = ((uint64_t)c->key << 32) | x->sig.seq;
+    size_t used = 0;
+    int shown = 0;
+    buf[0] = '\0';
+    for (int r = 0; r < c->size && shown < 6; r++) {
+        int ipu = gcl_comm_peer_ipu(c, r), hl = inst->ipu_hostlocal[ipu];
+        if (r == c->rank || hl < 0)
+            continue;
+        /* Absent: it entered no call yet, or only earlier calls of this communicator. A peer
+         * whose last call was on another communicator may be anywhere: not listed. */
+        uint64_t last = atomic_load(&inst->hb.ipus[hl].last_call);
+        if (last != 0 && ((last >> 32) != (key0 >> 32) || (uint32_t)last >= (uint32_t)key0))
+            continue;
+        char who[160];
+        gcl_describe_ipu(inst, ipu, who, sizeof who);
+        used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+                                 shown++ ? ", " : "", who);
+    }
+}
+
+/* The context of every message about this call: "all_reduce #3 (all, rank 2 of 8, step 4/14)". */
+static void describe_call(gcl_exec_t *x, char *buf, size_t len)
+{
+    char g[32];
+    coll_group_format(x->comm->group, g, sizeof g);
+    snprintf(buf, len, "%s #%u (group %s, rank %d of %d, step %u of %u)", x->what, x->sig.seq, g,
+             x->comm->rank, x->comm->size, x->step + 1, x->sched->nsteps);
+}
+
+/* Every ~100 ms of waiting: did a peer die, did this instance abort, is it time to warn? */
+static gcl_status_t check_waiting(gcl_exec_t *x, gcl_waiter_t *w)
+{
+    struct gcl_ctx *ctx = x->comm->ctx;
+    char call[160], why[256], pending[768];
+    if (atomic_load(&ctx->inst->abort)) {
+        describe_call(x, call, sizeof call);
+        return gcl_ctx_fail(ctx, GCL_ERR_ABORTED, "%s: aborted because another IPU of this "
+                                                  "instance failed", call);
+    }
+    for (uint32_t i = 0; i < x->nxfers; i++) {
+        gcl_xfer_t *t = &x->xfers[i];
+        if (!t->done && gcl_peer_gone(ctx, t->peer_ipu, why, sizeof why)) {
+            describe_call(x, call, sizeof call);
+            return gcl_ctx_fail(ctx, GCL_ERR_PEER_FAILED, "%s: %s", call, why);
+        }
+    }
+    double stalled = gcl_waiter_stalled(w);
+    if (stalled < w->stall_warn_s && stalled < w->timeout_s)
+        return GCL_OK;
+    char absent[768];
+    describe_call(x, call, sizeof call);
+    describe_pending(x, pending, sizeof pending);
+    describe_absent(x, absent, sizeof absent);
+    if (stalled >= w->timeout_s)
+        return gcl_ctx_fail(ctx, GCL_ERR_TIMEOUT,
+                            "%s: no progress for %.1f s (GCL_TIMEOUT_S)%s%s; waited for %s", call,
+                            stalled, absent[0] ? "; not in this call yet: " : "", absent,
+                            pending);
+    if (!w->warned) {
+        w->warned = 1;
+        GCL_WARN(GCL_SUB_COLL, "%s: stalled for %.1f s (GCL_STALL_WARN_S)%s%s; waiting for %s",
+                 call, stalled, absent[0] ? "; not in this call yet: " : "", absent, pending);
+    }
+    return GCL_OK;
+}
+
+static gcl_status_t wait_loop(gcl_exec_t *x, gcl_waiter_t *w, hostbox_t *hb,
+                              struct gcl_ctx *ctx);
+
+gcl_status_t gcl_exec_wait(gcl_exec_t *x)
+{
+    struct gcl_ctx *ctx = x->comm->ctx;
+    hostbox_t *hb = &ctx->inst->hb;
+    gcl_waiter_t w;
+    gcl_waiter_init(&w, &ctx->inst->params);
+    atomic_store(&hb->ipus[ctx->hostlocal].last_call, ((uint64_t)x->comm->key << 32) | x->sig.seq);
+    return x->status = wait_loop(x, &w, hb, ctx);
+}
+
+static gcl_status_t wait_loop(gcl_exec_t *x, gcl_waiter_t *w, hostbox_t *hb, struct gcl_ctx *ctx)
+{
+    while (!x->done) {
+        uint32_t seen = atomic_load(&hb->ipus[ctx->hostlocal].doorbell);
+        int rc = gcl_exec_progress(x);
+        if (rc < 0)
+            return (gcl_status_t)rc;
+        if (x->done)
+            break;
+        if (rc > 0) {
+            gcl_waiter_progress(w);
+            continue;
+        }
+        int must_poll = 0;
+        for (uint32_t i = 0; i < x->nxfers; i++)
+            must_poll |= !x->xfers[i].done && x->xfers[i].tp->polls;
+        if (gcl_waiter_idle(w, hb, ctx->hostlocal, seen, must_poll)) {
+            gcl_status_t st = check_waiting(x, w);
+            if (st != GCL_OK)
+                return st;
+        }
+    }
+    return GCL_OK;
+}
+
+void gcl_exec_finish(gcl_exec_t *x)
+{
+    for (uint32_t i = 0; i < x->nxfers; i++)
+        if (!x->xfers[i].done && x->xfers[i].tp->cancel)
+            x->xfers[i].tp->cancel(&x->xfers[i]);
+    free(x->xfers);
+    free(x->sent);
+    free(x->recvd);
+    free(x->tmp_alloc);
+    x->xfers = NULL;
+    x->sent = x->recvd = NULL;
+    x->tmp_alloc = NULL;
+}

@@ -1,0 +1,219 @@
+/* The host box: creating, attaching and the slot and doorbell primitives; see hostbox.h. */
+#include "hostbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sched.h>
+#include <unistd.h>
+
+#define HB_MAGIC 0x31584f424c434721ull /* "!GCLBOX1" */
+
+static size_t round_up(size_t x, size_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+static void layout(hb_header_t *h, int num_ipus, int slots, int chunks, size_t chunk_bytes)
+{
+    size_t n = (size_t)num_ipus;
+    h->magic = HB_MAGIC;
+    h->num_ipus = (uint32_t)num_ipus;
+    h->slots = (uint32_t)slots;
+    h->chunks = (uint32_t)chunks;
+    h->chunk_bytes = chunk_bytes;
+    h->off_ipus = 4096;
+    h->off_slots = round_up(h->off_ipus + n * sizeof(hb_ipu_t), 4096);
+    h->off_pool = round_up(h->off_slots + n * n * (size_t)slots * sizeof(hb_slot_t), 4096);
+    h->total_bytes = round_up(h->off_pool + n * (size_t)chunks * chunk_bytes, 4096);
+}
+
+static void bind(hostbox_t *hb, void *base, size_t size)
+{
+    const hb_header_t *h = base;
+    hb->base = base;
+    hb->size = size;
+    hb->ipus = (hb_ipu_t *)((char *)base + h->off_ipus);
+    hb->slots = (hb_slot_t *)((char *)base + h->off_slots);
+    hb->pool = (char *)base + h->off_pool;
+    hb->num_ipus = (int)h->num_ipus;
+    hb->nslots = (int)h->slots;
+    hb->nchunks = (int)h->chunks;
+    hb->chunk_bytes = h->chunk_bytes;
+}
+
+static void init_contents(hostbox_t *hb, const uint8_t token[16])
+{
+    memcpy(((hb_header_t *)hb->base)->token, token, 16);
+    uint64_t all = hb->nchunks >= 64 ? ~0ull : (1ull << hb->nchunks) - 1;
+    for (int i = 0; i < hb->num_ipus; i++) {
+        atomic_init(&hb->ipus[i].free_chunks, all);
+        hb->ipus[i].pid = -1;
+        hb->ipus[i].instance = -1;
+        hb->ipus[i].global_ipu = -1;
+    }
+    /* Slots start FREE (zero) because new memory is zero. */
+}
+
+gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16], int num_ipus,
+                       int slots, int chunks, size_t chunk_bytes, char *err, size_t len)
+{
+    memset(hb, 0, sizeof *hb);
+    hb_header_t h;
+    memset(&h, 0, sizeof h);
+    layout(&h, num_ipus, slots, name ? chunks : 0, chunk_bytes);
+    void *base;
+    if (!name) {
+        base = mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                    0);
+        if (base == MAP_FAILED) {
+            snprintf(err, len, "cannot map %zu bytes for the host box: %s",
+                     (size_t)h.total_bytes, strerror(errno));
+            return GCL_ERR_NO_HOST_MEMORY;
+        }
+    } else {
+        int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0) {
+            snprintf(err, len, "cannot create shared memory %s: %s", name, strerror(errno));
+            return GCL_ERR_SYSTEM;
+        }
+        snprintf(hb->name, sizeof hb->name, "%s", name);
+        /* The segment is sparse: pages cost memory only once a transfer touches them. */
+        if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)h.total_bytes) != 0) {
+            snprintf(err, len, "cannot size shared memory %s to %zu bytes: %s", name,
+                     (size_t)h.total_bytes, strerror(errno));
+            close(fd);
+            shm_unlink(name);
+            return GCL_ERR_SYSTEM;
+        }
+        base = mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (base == MAP_FAILED) {
+            snprintf(err, len, "cannot map shared memory %s: %s", name, strerror(errno));
+            shm_unlink(name);
+            return GCL_ERR_SYSTEM;
+        }
+    }
+    memcpy(base, &h, sizeof h);
+    bind(hb, base, h.total_bytes);
+    init_contents(hb, token);
+    return GCL_OK;
+}
+
+gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16], char *err,
+                       size_t len)
+{
+    memset(hb, 0, sizeof *hb);
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0) {
+        snprintf(err, len, "cannot open shared memory %s: %s", name, strerror(errno));
+        return GCL_ERR_SYSTEM;
+    }
+    struct stat st;
+    hb_header_t h;
+    if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0 ||
+        (size_t)st.st_size < sizeof h || pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
+        h.magic != HB_MAGIC || memcmp(h.token, token, 16) != 0 ||
+        h.total_bytes != (uint64_t)st.st_size) {
+        snprintf(err, len, "shared memory %s is not this job's segment (owner, mode or token)",
+                 name);
+        close(fd);
+        return GCL_ERR_SYSTEM;
+    }
+    void *base = mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) {
+        snprintf(err, len, "cannot map shared memory %s: %s", name, strerror(errno));
+        return GCL_ERR_SYSTEM;
+    }
+    snprintf(hb->name, sizeof hb->name, "%s", name);
+    bind(hb, base, h.total_bytes);
+    return GCL_OK;
+}
+
+void hb_unlink(hostbox_t *hb)
+{
+    if (hb->name[0] && !hb->unlinked)
+        shm_unlink(hb->name);
+    hb->unlinked = 1;
+}
+
+void hb_destroy(hostbox_t *hb)
+{
+    if (hb->base)
+        munmap(hb->base, hb->size);
+    memset(hb, 0, sizeof *hb);
+}
+
+void hb_ring(hostbox_t *hb, int ipu)
+{
+    hb_ipu_t *p = &hb->ipus[ipu];
+    atomic_fetch_add(&p->doorbell, 1);
+    if (atomic_load(&p->sleeping))
+        syscall(SYS_futex, &p->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+int hb_free_slot(const hostbox_t *hb, int src, int dst)
+{
+    for (int i = 0; i < hb->nslots; i++)
+        if (atomic_load_explicit(&hb_slot(hb, src, dst, i)->state, memory_order_acquire) ==
+            HB_SLOT_FREE)
+            return i;
+    return -1;
+}
+
+int hb_claim_slot(const hostbox_t *hb, int src, int dst, uint64_t key0, uint64_t key1)
+{
+    for (int i = 0; i < hb->nslots; i++) {
+        hb_slot_t *s = hb_slot(hb, src, dst, i);
+        if (atomic_load_explicit(&s->state, memory_order_acquire) != HB_SLOT_FULL ||
+            s->key0 != key0 || s->key1 != key1)
+            continue;
+        uint32_t full = HB_SLOT_FULL;
+        if (atomic_compare_exchange_strong(&s->state, &full, HB_SLOT_BUSY))
+            return i;
+    }
+    return -1;
+}
+
+void hb_release_slot(hostbox_t *hb, int src, int dst, int slot)
+{
+    atomic_store_explicit(&hb_slot(hb, src, dst, slot)->state, HB_SLOT_FREE,
+                          memory_order_release);
+    hb_ring(hb, src);
+}
+
+int hb_retract_slot(hostbox_t *hb, int src, int dst, int slot)
+{
+    hb_slot_t *s = hb_slot(hb, src, dst, slot);
+    uint32_t full = HB_SLOT_FULL;
+    if (atomic_compare_exchange_strong(&s->state, &full, HB_SLOT_FREE))
+        return 1;
+    /* A receiver is copying out of it right now; it finishes in a bounded time. */
+    while (atomic_load_explicit(&s->state, memory_order_acquire) == HB_SLOT_BUSY)
+        sched_yield();
+    return 0;
+}
+
+uint32_t hb_take_chunk(hostbox_t *hb, int ipu)
+{
+    _Atomic uint64_t *mask = &hb->ipus[ipu].free_chunks;
+    uint64_t m = atomic_load(mask);
+    while (m) {
+        uint32_t i = (uint32_t)__builtin_ctzll(m);
+        if (atomic_compare_exchange_weak(mask, &m, m & ~(1ull << i)))
+            return i;
+    }
+    return HB_NO_BUF;
+}
+
+void hb_give_chunk(hostbox_t *hb, int ipu, uint32_t chunk)
+{
+    atomic_fetch_or(&hb->ipus[ipu].free_chunks, 1ull << chunk);
+}

@@ -1,0 +1,142 @@
+/*
+ * The host box: the memory every IPU thread of one host shares, and the message slots in it.
+ *
+ * One per host per job. With several instances on a host it is a POSIX shared-memory segment
+ * (mode 0600, named with the job's random token, unlinked as soon as every local instance has
+ * mapped it); with one instance it is anonymous memory. Both transports inside a host use it:
+ * "local" (same process) posts a pointer to the sender's buffer and the receiver reduces straight
+ * out of it; "shm" (another process) copies pieces into the sender's staging chunks and the
+ * receiver reduces out of those.
+ *
+ * Layout: header | one hb_ipu_t per IPU of the host | slots | staging chunks.
+ * Slots: for each ordered pair (src, dst) of host IPUs, SLOTS message slots. The sender fills a
+ * FREE slot and publishes it (state FULL, release); the receiver finds it by key, consumes it and
+ * frees it (state FREE, release). Each side rings the other's doorbell, a futex word on which an
+ * IPU thread sleeps when it has nothing to do.
+ */
+#ifndef GCL_HOSTBOX_H
+#define GCL_HOSTBOX_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gcl/status.h"
+
+/* A slot is FREE, FULL (posted by the sender), or BUSY (claimed by the receiver, which is
+ * reading it; the sender may retract a FULL slot, never a BUSY one). */
+enum { HB_SLOT_FREE = 0, HB_SLOT_FULL = 1, HB_SLOT_BUSY = 2 };
+
+/* Life of an IPU thread, as its peers see it. */
+enum {
+    HB_IPU_IDLE = 0,     /* not in gcl_run */
+    HB_IPU_RUNNING = 1,  /* running the program of run generation run_gen */
+    HB_IPU_FINISHED = 2, /* returned from the program of run generation run_gen */
+    HB_IPU_FAILED = 3,   /* its program or instance failed */
+    HB_IPU_EXITED = 4,   /* its instance called gcl_finalize */
+};
+
+#define HB_NO_BUF 0xffffffffu
+
+/* What a collective call is, as carried by each of its messages so that peers can check they
+ * are in the same call. */
+typedef struct {
+    uint32_t seq;   /* collective sequence number on the communicator */
+    uint8_t coll;   /* coll_collective_t, or 0xff for point-to-point */
+    uint8_t dtype;  /* coll_dtype_t */
+    uint8_t op;     /* coll_redop_t */
+    uint8_t gkind;  /* coll_group_kind_t */
+    int32_t gsize;  /* group size */
+    int32_t root;   /* broadcast root, or -1 */
+    uint32_t algo;     /* hash of the algorithm's name */
+    uint32_t reserved; /* zero: the struct has no padding, so memcmp compares it */
+    uint64_t count;    /* elements */
+} gcl_sig_t;
+
+typedef struct {
+    alignas(64) _Atomic uint32_t state;
+    uint32_t buf;    /* staging chunk index in the sender's pool, or HB_NO_BUF */
+    uint64_t key0;   /* communicator key << 32 | collective sequence */
+    uint64_t key1;   /* message index << 32 | piece index */
+    uint64_t offset; /* bytes of the message before this piece */
+    uint64_t bytes;  /* bytes in this piece */
+    uint64_t total;  /* bytes in the whole message */
+    uint64_t ptr;    /* pointer mode: the data's address in the sender's process */
+    uint64_t sim_time;
+    gcl_sig_t sig;
+} hb_slot_t;
+
+typedef struct {
+    alignas(64) _Atomic uint32_t doorbell;
+    _Atomic uint32_t sleeping;
+    alignas(64) _Atomic uint64_t free_chunks; /* bit i set: staging chunk i is free */
+    alignas(64) _Atomic uint32_t state;       /* HB_IPU_* */
+    _Atomic uint32_t run_gen;
+    int32_t pid, instance, global_ipu;
+    _Atomic uint64_t last_call; /* key0 of the last collective it entered (0: none yet) */
+    char reason[200]; /* why it FAILED, for its peers' error messages */
+} hb_ipu_t;
+
+typedef struct {
+    uint64_t magic;
+    uint8_t token[16];
+    uint32_t num_ipus, slots, chunks;
+    uint64_t chunk_bytes;
+    uint64_t off_ipus, off_slots, off_pool, total_bytes;
+} hb_header_t;
+
+typedef struct {
+    void *base;
+    size_t size;
+    hb_ipu_t *ipus;
+    hb_slot_t *slots;
+    char *pool;
+    int num_ipus, nslots, nchunks;
+    size_t chunk_bytes;
+    char name[80]; /* the segment's name, "" for anonymous memory */
+    int unlinked;
+} hostbox_t;
+
+/*
+ * Creates the host box for NUM_IPUS IPUs: anonymous memory when NAME is NULL (no staging chunks
+ * are needed then), else the shared-memory segment NAME, created exclusively with mode 0600.
+ * Returns GCL_OK or GCL_ERR_SYSTEM / GCL_ERR_NO_HOST_MEMORY with a sentence in ERR.
+ */
+gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16], int num_ipus,
+                       int slots, int chunks, size_t chunk_bytes, char *err, size_t len);
+/* Maps the segment NAME created by another instance of the job, checking the token. */
+gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16], char *err,
+                       size_t len);
+/* Removes the segment's name (the memory lives on while mapped). Idempotent. */
+void hb_unlink(hostbox_t *hb);
+void hb_destroy(hostbox_t *hb);
+
+static inline hb_slot_t *hb_slot(const hostbox_t *hb, int src, int dst, int i)
+{
+    return &hb->slots[((size_t)dst * (size_t)hb->num_ipus + (size_t)src) * (size_t)hb->nslots +
+                      (size_t)i];
+}
+
+static inline char *hb_chunk(const hostbox_t *hb, int ipu, uint32_t chunk)
+{
+    return hb->pool + ((size_t)ipu * (size_t)hb->nchunks + chunk) * hb->chunk_bytes;
+}
+
+/* Wakes IPU's thread if it sleeps. */
+void hb_ring(hostbox_t *hb, int ipu);
+
+/* A FREE slot from SRC to DST, or -1 when all are in flight. */
+int hb_free_slot(const hostbox_t *hb, int src, int dst);
+/* Claims (FULL -> BUSY) the slot from SRC to DST with these keys; returns it, or -1. */
+int hb_claim_slot(const hostbox_t *hb, int src, int dst, uint64_t key0, uint64_t key1);
+/* Releases a claimed slot (BUSY -> FREE) and rings the sender SRC. */
+void hb_release_slot(hostbox_t *hb, int src, int dst, int slot);
+/* Takes back a posted slot that nobody claimed (FULL -> FREE), waiting out a receiver that is
+ * reading it. Returns 1 if it was retracted, 0 if the receiver had consumed it. */
+int hb_retract_slot(hostbox_t *hb, int src, int dst, int slot);
+/* Takes a free staging chunk of IPU, or returns HB_NO_BUF. */
+uint32_t hb_take_chunk(hostbox_t *hb, int ipu);
+void hb_give_chunk(hostbox_t *hb, int ipu, uint32_t chunk);
+
+#endif /* GCL_HOSTBOX_H */

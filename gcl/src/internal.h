@@ -1,0 +1,103 @@
+/*
+ * libgcl's internal structures: the instance (one process), its IPU contexts (one thread per
+ * simulated IPU) and communicators.
+ */
+#ifndef GCL_INTERNAL_H
+#define GCL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "bootstrap.h"
+#include "coll/group.h"
+#include "coll/schedule.h"
+#include "gcl/gcl.h"
+#include "hostbox.h"
+#include "param.h"
+#include "popdist.h"
+
+#define GCL_ERRLEN 512
+
+struct gcl_mpi_state; /* transport_mpi.c */
+
+/* Where each instance runs, learnt at start-up. */
+typedef struct {
+    int32_t pid;
+    int32_t host; /* index into the job's list of hosts */
+    int32_t replica_offset, num_local_replicas;
+    int32_t num_replicas, ipr; /* as this instance read them, to check that all agree */
+    char hostname[64];
+    char hostid[128]; /* hostname and network namespace: instances that can share memory */
+} gcl_peer_info_t;
+
+struct gcl_instance {
+    gcl_params_t params;
+    gcl_popdist_t pd;
+    int num_instances, instance_index;
+    int num_replicas, ipr; /* replicas in the job, IPUs per replica */
+    int num_ipus, num_local_ipus, first_ipu;
+    int num_hosts, host_index;
+    gcl_peer_info_t *peers; /* [num_instances] */
+    int *ipu_instance;      /* [num_ipus]: the instance hosting each global IPU */
+    int *ipu_hostlocal;     /* [num_ipus]: index in this host's box, or -1 on another host */
+    uint8_t token[16];      /* random per job */
+    gcl_boot_t *boot;
+    hostbox_t hb;
+    struct gcl_mpi_state *mpi; /* NULL when no peer needs the MPI transport */
+    struct gcl_ctx *ctxs;      /* [num_local_ipus] */
+    uint32_t run_gen;          /* gcl_run calls so far */
+    atomic_int abort;          /* a local IPU failed in this gcl_run */
+    atomic_int first_failure;  /* local index of the IPU that failed first, or -1 */
+    int failed;                /* gcl_init or a gcl_run failed: finalize must not wait */
+    pthread_mutex_t lock;
+    char error[GCL_ERRLEN];
+};
+
+struct gcl_ctx {
+    struct gcl_instance *inst;
+    int local_index; /* 0 .. num_local_ipus-1 */
+    int global_ipu, replica, ipu_pos;
+    int hostlocal; /* this IPU's index in the host box */
+    pthread_t thread;
+    gcl_program_t program;
+    void *arg;
+    gcl_status_t status;
+    struct gcl_comm *comms; /* every live communicator of this IPU, to free at the end */
+    struct {
+        coll_group_t group;
+        uint32_t created;
+    } *specs; /* communicators created so far per group, so keys differ */
+    int nspecs;
+    char error[GCL_ERRLEN];
+};
+
+struct gcl_comm {
+    struct gcl_ctx *ctx;
+    struct gcl_comm *next; /* in ctx->comms */
+    coll_group_t group;
+    int rank, size;
+    int *members; /* [size]: global replica of each group rank */
+    int *node_of; /* [size]: instance of each group rank (locality for algorithm choice) */
+    uint32_t key; /* names the communicator in every message */
+    uint32_t seq; /* collectives started so far */
+    coll_schedule_t sched;
+    char error[GCL_ERRLEN];
+};
+
+/* The global IPU of group rank RANK of COMM (the same IPU position in another replica). */
+static inline int gcl_comm_peer_ipu(const struct gcl_comm *c, int rank)
+{
+    return c->members[rank] * c->ctx->inst->ipr + c->ctx->ipu_pos;
+}
+
+/* Records a failure of CTX's current call: its status and a sentence for gcl_last_error. */
+gcl_status_t gcl_ctx_fail(struct gcl_ctx *ctx, gcl_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "replica 5 (IPU 5, instance 2 on host h1, pid 123)" for global IPU IPU. */
+void gcl_describe_ipu(const struct gcl_instance *inst, int ipu, char *buf, size_t len);
+
+/* Whether global IPU IPU is known to have failed, finished its program, or gone; fills WHY. */
+int gcl_peer_gone(struct gcl_ctx *ctx, int ipu, char *why, size_t len);
+
+#endif /* GCL_INTERNAL_H */

@@ -1,0 +1,190 @@
+/* The table of every GCL_* environment variable, and reading them; see param.h. */
+#include "param.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "log.h"
+
+typedef enum { P_DOUBLE, P_LONG, P_CHOICE, P_LEVEL, P_SUBSYS, P_ALGO } kind_t;
+
+typedef struct {
+    const char *name;
+    const char *def;
+    kind_t kind;
+    size_t offset;
+    double min, max;     /* P_DOUBLE, P_LONG */
+    const char *choices; /* P_CHOICE: "a|b|c" */
+    int coll;            /* P_ALGO: the collective */
+    const char *doc;
+} param_def_t;
+
+#define OFF(field) offsetof(gcl_params_t, field)
+
+static const param_def_t params[] = {
+    {"GCL_LOG_LEVEL", "warn", P_LEVEL, OFF(log_level), 0, 0, NULL, 0,
+     "how much to log: none, warn, info, debug or trace"},
+    {"GCL_LOG_SUBSYS", "all", P_SUBSYS, OFF(log_subsys), 0, 0, NULL, 0,
+     "subsystems that log below warn: comma list of init, coll, sim, shm, ofi, env, mpi, all"},
+    {"GCL_TIMEOUT_S", "300", P_DOUBLE, OFF(timeout_s), 0.001, 1e9, NULL, 0,
+     "seconds a blocking call waits for its peers before failing with GCL_ERR_TIMEOUT"},
+    {"GCL_STALL_WARN_S", "60", P_DOUBLE, OFF(stall_warn_s), 0.001, 1e9, NULL, 0,
+     "seconds of waiting after which a warning names the replicas that have not arrived"},
+    {"GCL_SPIN_COUNT", "-1", P_LONG, OFF(spin_count), -1, 1e8, NULL, 0,
+     "polls a waiting IPU thread makes before it sleeps on a futex; -1: 2000 when the host has "
+     "a core per IPU thread, else 0 (spinning only steals the core a peer needs)"},
+    {"GCL_SHM_CHUNK_BYTES", "262144", P_LONG, OFF(shm_chunk_bytes), 4096, 1 << 30, NULL, 0,
+     "bytes per staging chunk of the shared-memory transport (messages are pipelined in them)"},
+    {"GCL_SHM_CHUNKS", "16", P_LONG, OFF(shm_chunks), 1, 64, NULL, 0,
+     "staging chunks per IPU in the shared-memory segment"},
+    {"GCL_SHM_SLOTS", "8", P_LONG, OFF(shm_slots), 1, 64, NULL, 0,
+     "message slots per ordered pair of IPUs on one host (pieces in flight between them)"},
+    {"GCL_MPI_CHUNK_BYTES", "1048576", P_LONG, OFF(mpi_chunk_bytes), 4096, 1 << 30, NULL, 0,
+     "bytes per piece of a message carried by the MPI transport"},
+    {"GCL_TRANSPORT", "auto", P_CHOICE, OFF(transport), 0, 0, "auto|shm|mpi", 0,
+     "transport between instances: auto (shm on a host, mpi between hosts), shm, or mpi"},
+    {"GCL_ALLREDUCE_ALGO", "auto", P_ALGO, OFF(algo[COLL_ALLREDUCE]), 0, 0, NULL, COLL_ALLREDUCE,
+     "all_reduce algorithm: auto or a name from `gcl-info --algorithms`"},
+    {"GCL_REDUCE_SCATTER_ALGO", "auto", P_ALGO, OFF(algo[COLL_REDUCE_SCATTER]), 0, 0, NULL,
+     COLL_REDUCE_SCATTER, "reduce_scatter algorithm: auto or a name"},
+    {"GCL_ALLGATHER_ALGO", "auto", P_ALGO, OFF(algo[COLL_ALLGATHER]), 0, 0, NULL, COLL_ALLGATHER,
+     "all_gather algorithm: auto or a name"},
+    {"GCL_BROADCAST_ALGO", "auto", P_ALGO, OFF(algo[COLL_BROADCAST]), 0, 0, NULL, COLL_BROADCAST,
+     "broadcast algorithm: auto or a name"},
+    {"GCL_ALLTOALL_ALGO", "auto", P_ALGO, OFF(algo[COLL_ALLTOALL]), 0, 0, NULL, COLL_ALLTOALL,
+     "all_to_all algorithm: auto or a name"},
+    {"GCL_BARRIER_ALGO", "auto", P_ALGO, OFF(algo[COLL_BARRIER]), 0, 0, NULL, COLL_BARRIER,
+     "barrier algorithm: auto or a name"},
+};
+
+#define NPARAMS (sizeof params / sizeof params[0])
+
+static int parse_number(const param_def_t *d, const char *v, void *dst)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end != '\0' || !isfinite(x) || x < d->min || x > d->max)
+        return -1;
+    if (d->kind == P_DOUBLE) {
+        *(double *)dst = x;
+        return 0;
+    }
+    if (x != floor(x))
+        return -1;
+    *(long *)dst = (long)x;
+    return 0;
+}
+
+static int parse_choice(const char *choices, const char *v, char *dst, size_t cap)
+{
+    size_t n = strlen(v);
+    for (const char *c = choices; *c;) {
+        const char *bar = strchr(c, '|');
+        size_t len = bar ? (size_t)(bar - c) : strlen(c);
+        if (len == n && strncmp(c, v, n) == 0 && n < cap) {
+            memcpy(dst, v, n + 1);
+            return 0;
+        }
+        c += len + (bar ? 1 : 0);
+    }
+    return -1;
+}
+
+static int parse_algo(int coll, const char *v, char *dst, size_t cap)
+{
+    if (strlen(v) >= cap)
+        return -1;
+    if (strcmp(v, "auto") != 0 && !coll_algo_find((coll_collective_t)coll, v))
+        return -1;
+    strcpy(dst, v);
+    return 0;
+}
+
+static void describe_valid(const param_def_t *d, char *buf, size_t len)
+{
+    size_t n;
+    const coll_algo_t *const *algos;
+    switch (d->kind) {
+    case P_DOUBLE:
+        snprintf(buf, len, "a number from %g to %g", d->min, d->max);
+        break;
+    case P_LONG:
+        snprintf(buf, len, "an integer from %.0f to %.0f", d->min, d->max);
+        break;
+    case P_CHOICE:
+        snprintf(buf, len, "one of %s", d->choices);
+        break;
+    case P_LEVEL:
+        snprintf(buf, len, "one of none|warn|info|debug|trace");
+        break;
+    case P_SUBSYS:
+        snprintf(buf, len, "a comma list of init,coll,sim,shm,ofi,env,mpi,all");
+        break;
+    case P_ALGO:
+        algos = coll_algo_list((coll_collective_t)d->coll, &n);
+        snprintf(buf, len, "auto");
+        for (size_t i = 0; i < n; i++) {
+            size_t used = strlen(buf);
+            snprintf(buf + used, len - used, "|%s", algos[i]->name);
+        }
+        break;
+    }
+}
+
+static int parse_one(const param_def_t *d, const char *v, gcl_params_t *p)
+{
+    void *dst = (char *)p + d->offset;
+    switch (d->kind) {
+    case P_DOUBLE:
+    case P_LONG:
+        return parse_number(d, v, dst);
+    case P_CHOICE:
+        return parse_choice(d->choices, v, dst, sizeof p->transport);
+    case P_LEVEL:
+        return gcl_log_parse_level(v, dst);
+    case P_SUBSYS:
+        return gcl_log_parse_subsys(v, dst);
+    case P_ALGO:
+        return parse_algo(d->coll, v, dst, sizeof p->algo[0]);
+    }
+    return -1;
+}
+
+gcl_status_t gcl_params_load(gcl_params_t *p, char *err, size_t len)
+{
+    memset(p, 0, sizeof *p);
+    for (size_t i = 0; i < NPARAMS; i++) {
+        const param_def_t *d = &params[i];
+        if (parse_one(d, d->def, p) != 0) {
+            snprintf(err, len, "internal error: bad default for %s", d->name);
+            return GCL_ERR_INTERNAL;
+        }
+        const char *v = getenv(d->name);
+        if (!v)
+            continue;
+        if (parse_one(d, v, p) != 0) {
+            char valid[512];
+            describe_valid(d, valid, sizeof valid);
+            snprintf(err, len, "%s=\"%.64s\" is not valid: expected %s", d->name, v, valid);
+            return GCL_ERR_INVALID_ARGUMENT;
+        }
+    }
+    return GCL_OK;
+}
+
+void gcl_params_print(FILE *out)
+{
+    for (size_t i = 0; i < NPARAMS; i++) {
+        const param_def_t *d = &params[i];
+        const char *v = getenv(d->name);
+        char valid[512];
+        describe_valid(d, valid, sizeof valid);
+        fprintf(out, "%-24s default %-8s%s%s%s\n    %s\n    valid: %s\n", d->name, d->def,
+                v ? " (set: " : "", v ? v : "", v ? ")" : "", d->doc, valid);
+    }
+}

@@ -1,0 +1,36 @@
+/*
+ * Environment parameters. Every GCL_* variable is declared once, in the table in param.c, with
+ * its name, default and one line of documentation; gcl_init reads them all into a gcl_params_t
+ * and rejects a bad value with a one-line error. `gcl-info` lists them.
+ */
+#ifndef GCL_PARAM_H
+#define GCL_PARAM_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "coll/types.h"
+#include "gcl/status.h"
+
+typedef struct {
+    int log_level;
+    unsigned log_subsys;
+    double timeout_s;    /* blocking calls give up after this long */
+    double stall_warn_s; /* and warn about missing peers after this long */
+    long spin_count;     /* polls before a waiting thread sleeps */
+    long shm_chunk_bytes;
+    long shm_chunks; /* staging buffers per IPU */
+    long shm_slots;  /* message slots per ordered pair of IPUs */
+    long mpi_chunk_bytes;
+    char transport[16]; /* auto, shm or mpi */
+    char algo[COLL_COLLECTIVE_COUNT][48];
+} gcl_params_t;
+
+/* Reads every parameter from the environment. On a bad value returns GCL_ERR_INVALID_ARGUMENT
+ * with a sentence naming the variable in ERR. */
+gcl_status_t gcl_params_load(gcl_params_t *p, char *err, size_t len);
+
+/* Lists every parameter: name, default, value in this environment, documentation. */
+void gcl_params_print(FILE *out);
+
+#endif /* GCL_PARAM_H */

@@ -1,0 +1,23 @@
+/* Strict reading of the POPDIST_* variables for gcl_init. */
+#ifndef GCL_POPDIST_INTERNAL_H
+#define GCL_POPDIST_INTERNAL_H
+
+#include <stddef.h>
+
+#include "gcl/status.h"
+
+typedef struct {
+    int is_set;
+    int num_instances, instance_index;
+    int num_total_replicas, num_local_replicas, replica_offset;
+    int ipus_per_replica;
+    int offline;          /* POPDIST_OFFLINE_MODE=1 */
+    const char *topology; /* POPDIST_TOPOLOGY or NULL */
+} gcl_popdist_t;
+
+/* Reads and checks the variables; DEF_REPLICAS / DEF_IPR apply when poprun did not set them.
+ * Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT with a sentence naming the variable in ERR. */
+gcl_status_t gcl_popdist_read(gcl_popdist_t *out, int def_replicas, int def_ipr, char *err,
+                              size_t len);
+
+#endif

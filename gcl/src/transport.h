@@ -1,0 +1,66 @@
+/*
+ * Transports: what carries one message between two IPUs. Each is one table of functions in its
+ * own file, chosen per peer by where the peer runs:
+ *   local  same process    the receiver reduces straight out of the sender's buffer
+ *   shm    same host       pieces pipelined through the sender's staging chunks in the host box
+ *   mpi    another host    MPI_Isend / MPI_Irecv in pieces (the fallback that works everywhere)
+ *
+ * A transfer (gcl_xfer_t) is one message of one schedule op. The executor starts it, then calls
+ * progress until it is done; transports never block.
+ */
+#ifndef GCL_TRANSPORT_H
+#define GCL_TRANSPORT_H
+
+#include "coll/run.h"
+#include "internal.h"
+
+typedef struct gcl_transport gcl_transport_t;
+
+typedef struct gcl_xfer {
+    const gcl_transport_t *tp;
+    struct gcl_ctx *ctx;
+    int is_send;
+    int peer_ipu; /* global IPU of the peer */
+    int peer_hl;  /* the peer's index in the host box, or -1 */
+    const coll_op_t *op;
+    void *const *bufs; /* the executor's IN, OUT, TMP */
+    const coll_exec_info_t *info;
+    const gcl_sig_t *sig;
+    uint64_t key0, key1; /* key1 = message index << 32; transports add the piece index */
+    uint64_t bytes;      /* in the whole message */
+    int phantom;         /* sizes only, no data */
+    /* Progress. */
+    uint64_t pos;   /* bytes handed over (send) or applied (receive) */
+    uint32_t piece; /* next piece */
+    int slot;       /* local transport: the slot a send waits on */
+    int done;
+    void *priv; /* transport state */
+} gcl_xfer_t;
+
+struct gcl_transport {
+    const char *name;
+    gcl_status_t (*start)(gcl_xfer_t *x);
+    /* Advances X: returns 1 if it did something, 0 if it must wait for the peer, or a negative
+     * status (the reason recorded with gcl_ctx_fail). Sets x->done when complete. */
+    int (*progress)(gcl_xfer_t *x);
+    /* Gives back what an unfinished transfer holds (error paths). */
+    void (*cancel)(gcl_xfer_t *x);
+    int polls; /* waiting on it must poll: nothing rings the IPU's doorbell */
+};
+
+extern const gcl_transport_t gcl_transport_local;
+extern const gcl_transport_t gcl_transport_shm;
+extern const gcl_transport_t gcl_transport_mpi;
+
+/* The transport that connects CTX's IPU to global IPU PEER. */
+const gcl_transport_t *gcl_transport_for(struct gcl_ctx *ctx, int peer);
+
+/* A receiver's check of an incoming message's signature and size against its own call. Returns
+ * 0, or GCL_ERR_MISMATCH recorded with both sides described. */
+int gcl_xfer_check(gcl_xfer_t *x, const gcl_sig_t *theirs, uint64_t their_total);
+
+/* The MPI transport's per-instance state (transport_mpi.c). */
+gcl_status_t gcl_mpi_transport_init(struct gcl_instance *inst, char *err, size_t len);
+void gcl_mpi_transport_fini(struct gcl_instance *inst);
+
+#endif /* GCL_TRANSPORT_H */

@@ -1,0 +1,80 @@
+/* Spin, then sleep on a futex; see wait.h. */
+#include "wait.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { YIELDS = 50 };
+
+double gcl_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void gcl_waiter_init(gcl_waiter_t *w, const gcl_params_t *p)
+{
+    w->last_progress = gcl_now();
+    w->next_check = w->last_progress + 0.1;
+    w->timeout_s = p->timeout_s;
+    w->stall_warn_s = p->stall_warn_s;
+    w->spin_count = p->spin_count;
+    w->idle = 0;
+    w->warned = 0;
+}
+
+void gcl_waiter_progress(gcl_waiter_t *w)
+{
+    w->idle = 0;
+    w->last_progress = gcl_now();
+}
+
+double gcl_waiter_stalled(const gcl_waiter_t *w)
+{
+    return gcl_now() - w->last_progress;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void sleep_on(hostbox_t *hb, int me, uint32_t seen, double seconds)
+{
+    hb_ipu_t *p = &hb->ipus[me];
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    atomic_store(&p->sleeping, 1);
+    /* Re-read after announcing the sleep: a ring between the two is not lost (the ringer sees
+     * `sleeping` or we see its increment). */
+    if (atomic_load(&p->doorbell) == seen)
+        syscall(SYS_futex, &p->doorbell, FUTEX_WAIT, seen, &ts, NULL, 0);
+    atomic_store(&p->sleeping, 0);
+}
+
+int gcl_waiter_idle(gcl_waiter_t *w, hostbox_t *hb, int me, uint32_t seen, int must_poll)
+{
+    w->idle++;
+    if (w->idle <= w->spin_count) {
+        cpu_relax();
+    } else if (w->idle <= w->spin_count + YIELDS) {
+        sched_yield();
+    } else if (must_poll) {
+        /* Nothing will ring: poll, backing off from 20 us to 1 ms. */
+        long extra = w->idle - w->spin_count - YIELDS;
+        double s = extra < 50 ? 20e-6 : extra < 500 ? 200e-6 : 1e-3;
+        sleep_on(hb, me, seen, s);
+    } else {
+        sleep_on(hb, me, seen, 0.1);
+    }
+    double now = gcl_now();
+    if (now < w->next_check)
+        return 0;
+    w->next_check = now + 0.1;
+    return 1;
+}
