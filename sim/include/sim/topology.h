@@ -49,7 +49,8 @@
  *                               ladder needs ild_size % 4 == 0; full needs ild_size <= 64.
  *   link A B [COUNT]            an extra IPU-Link between IPUs A and B (global ids) of one ILD,
  *                               COUNT (1 .. 16, default 1) links bonded into one edge
- *   ipus_per_gateway N          1 .. 64, divides ild_size        (default 4)
+ *   ipus_per_gateway N          1 .. 64, divides ild_size when there are several ILDs
+ *                               (default 4)
  *   gwlinks_per_gateway N       1 .. 16                          (default 2)
  *   ipulink_bandwidth_gbs X     GB/s (10^9 bytes/s) per direction of one IPU-Link (default 32)
  *   ipulink_latency_ns X        ns per IPU-Link hop                               (default 500)
@@ -84,6 +85,7 @@ int sim_topology_load(const char *path, sim_topology_t **out, char *err, size_t 
 int sim_topology_open(const char *spec, sim_topology_t **out, char *err, size_t errlen);
 
 /* The smallest preset that holds NUM_IPUS IPUs, or NULL when none does (more than 256). */
+/* (Also NULL when NUM_IPUS < 1.) */
 const char *sim_topology_smallest_preset(int num_ipus);
 
 const char *sim_topology_name(const sim_topology_t *t);
@@ -107,28 +109,28 @@ typedef enum sim_link_kind {
 } sim_link_kind_t;
 
 typedef struct sim_link_info {
-    int from, to;           /* node ids (IPUs first, then gateways) */
+    int from, to; /* node ids (IPUs first, then gateways) */
     sim_link_kind_t kind;
-    uint64_t bandwidth;     /* bytes/s in this direction */
-    sim_time_t latency;     /* ps for the first byte to cross */
+    uint64_t bandwidth; /* bytes/s in this direction */
+    sim_time_t latency; /* ps for the first byte to cross */
 } sim_link_info_t;
 
 typedef struct sim_route {
-    int src, dst;           /* IPU ids */
-    int hops;               /* links crossed; 0 when src == dst */
-    int gw_hops;            /* of which GW-Links */
-    sim_time_t latency;     /* sum of the links' latencies */
-    uint64_t bandwidth;     /* the smallest bandwidth on the route; UINT64_MAX when hops == 0 */
-    uint64_t gw_bandwidth;  /* the smallest GW-Link bandwidth on it; UINT64_MAX if none */
+    int src, dst;          /* IPU ids */
+    int hops;              /* links crossed; 0 when src == dst */
+    int gw_hops;           /* of which GW-Links */
+    sim_time_t latency;    /* sum of the links' latencies */
+    uint64_t bandwidth;    /* the smallest bandwidth on the route; UINT64_MAX when hops == 0 */
+    uint64_t gw_bandwidth; /* the smallest GW-Link bandwidth on it; UINT64_MAX if none */
     int links[SIM_ROUTE_MAX_HOPS]; /* directed link ids, in order from src */
 } sim_route_t;
 
 /* The parameters a topology was built from (the preset's numbers or the file's). */
 typedef struct sim_topology_params {
-    int ild_size;            /* IPUs per ILD */
-    int ipus_per_gateway;    /* IPUs per IPU-M2000 (per gateway) */
-    int gwlinks_per_gateway; /* GW-Link ports of a gateway */
-    const char *wiring;      /* "ladder", "ring", "full" or "none": links inside an ILD */
+    int ild_size;               /* IPUs per ILD */
+    int ipus_per_gateway;       /* IPUs per IPU-M2000 (per gateway) */
+    int gwlinks_per_gateway;    /* GW-Link ports of a gateway */
+    const char *wiring;         /* "ladder", "ring", "full" or "none": links inside an ILD */
     uint64_t ipulink_bandwidth; /* bytes/s per direction of one IPU-Link */
     sim_time_t ipulink_latency; /* ps per IPU-Link hop */
     uint64_t gwlink_bandwidth;  /* bytes/s per direction of one GW-Link port */
