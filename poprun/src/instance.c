@@ -1,0 +1,307 @@
+/*
+ * The instance wrapper; see instance.h.
+ */
+#include "instance.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostlist.h"
+#include "instance_env.h"
+#include "linebuf.h"
+#include "marker.h"
+#include "numa.h"
+#include "plan.h"
+
+/* Longest piece of a line tagged at once; longer lines are split and each piece tagged. */
+#define TAG_LINE_MAX 65536
+/* How long the program gets between SIGTERM and SIGKILL. */
+#define KILL_GRACE_MS 3000
+/* How long to keep reading output after the program exited (a background child may hold the
+ * pipe open forever). */
+#define DRAIN_MS 200
+
+struct stream {
+    int in;  /* read end of the program's pipe, -1 once at EOF */
+    int out; /* 1 or 2 */
+    bool drop;
+    const char *prefix;
+    struct linebuf lb;
+};
+
+static void emit_line(void *ctx, const char *line, size_t len)
+{
+    struct stream *s = ctx;
+    if (s->drop)
+        return;
+    size_t plen = strlen(s->prefix);
+    char *buf = xmalloc(plen + len + 1);
+    memcpy(buf, s->prefix, plen);
+    memcpy(buf + plen, line, len);
+    buf[plen + len] = '\n';
+    (void)write_all(s->out, buf, plen + len + 1); /* nobody to tell if the reader is gone */
+    free(buf);
+}
+
+/* Sets the POPDIST_* variables of instance RANK. */
+static void set_env(const struct plan *p, int rank, const struct poprun_options *o,
+                    const char *prefix)
+{
+    struct strvec env = STRVEC_INIT;
+    instance_env_build(p, rank, o->topology, o->offline_mode, &env);
+    for (int i = 0; i < env.n; i++) {
+        char *eq = strchr(env.v[i], '=');
+        *eq = '\0';
+        setenv(env.v[i], eq + 1, 1);
+        if (o->verbose >= 2)
+            fprintf(stderr, "%spoprun: %s=%s\n", prefix, env.v[i], eq + 1);
+    }
+    strvec_free(&env);
+}
+
+/* The child: restores signals, dies with the wrapper, execs the program. Never returns. */
+static void exec_program(char *const argv[], int out_w, int err_w, int report_fd,
+                         const sigset_t *oldmask, const char *prefix)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, oldmask, NULL);
+    if (dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
+        _exit(127);
+    execvp(argv[0], argv);
+    int e = errno;
+    dprintf(report_fd, "%spoprun: cannot run '%s': %s\n", prefix, argv[0], strerror(e));
+    _exit(e == ENOENT ? 127 : 126);
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads what is available on S; closes it at EOF. */
+static void pump(struct stream *s)
+{
+    char buf[16384];
+    ssize_t n = read(s->in, buf, sizeof(buf));
+    if (n > 0) {
+        linebuf_feed(&s->lb, buf, (size_t)n);
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        linebuf_finish(&s->lb);
+        close(s->in);
+        s->in = -1;
+    }
+}
+
+struct supervisor {
+    pid_t child;
+    int status;         /* valid once child == 0 */
+    bool stopping;      /* told to stop: the failure is not the program's own */
+    long long kill_at;  /* when to SIGKILL the program, 0 for never */
+    long long drain_to; /* when to stop reading after the program exited */
+};
+
+/* Handles one signal from the signalfd. */
+static void on_signal(struct supervisor *sv, int sfd)
+{
+    struct signalfd_siginfo si;
+    if (read(sfd, &si, sizeof(si)) != sizeof(si))
+        return;
+    if (si.ssi_signo == SIGCHLD) {
+        int st;
+        if (sv->child > 0 && waitpid(sv->child, &st, WNOHANG) == sv->child) {
+            sv->status = st;
+            sv->child = 0;
+            sv->drain_to = now_ms() + DRAIN_MS;
+        }
+        return;
+    }
+    sv->stopping = true;
+    if (sv->child > 0) {
+        kill(sv->child, (int)si.ssi_signo);
+        if (!sv->kill_at)
+            sv->kill_at = now_ms() + KILL_GRACE_MS;
+    }
+}
+
+/* Runs the event loop until the program exited and its output is read. */
+static void supervise(struct supervisor *sv, struct stream s[2], int sfd)
+{
+    for (;;) {
+        if (sv->child == 0 && ((s[0].in < 0 && s[1].in < 0) || now_ms() >= sv->drain_to))
+            return;
+        struct pollfd pfd[3] = {{sfd, POLLIN, 0}, {s[0].in, POLLIN, 0}, {s[1].in, POLLIN, 0}};
+        long long deadline = sv->child == 0 ? sv->drain_to : sv->kill_at;
+        int timeout = deadline ? (int)(deadline - now_ms()) : -1;
+        if (poll(pfd, 3, deadline && timeout < 0 ? 0 : timeout) < 0 && errno != EINTR)
+            return;
+        if (pfd[0].revents & POLLIN)
+            on_signal(sv, sfd);
+        for (int k = 0; k < 2; k++) {
+            if (s[k].in >= 0 && (pfd[k + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+                pump(&s[k]);
+        }
+        if (sv->child > 0 && sv->kill_at && now_ms() >= sv->kill_at) {
+            kill(sv->child, SIGKILL);
+            sv->kill_at = 0;
+        }
+    }
+}
+
+/* Turns the program's wait status into the wrapper's exit status, reporting a failure. */
+static int finish(const struct supervisor *sv, int rank, const char *token)
+{
+    struct marker m = {rank, MARKER_EXIT, 0};
+    int code;
+    if (WIFSIGNALED(sv->status)) {
+        m.kind = MARKER_SIGNAL;
+        m.value = WTERMSIG(sv->status);
+        code = 128 + m.value;
+    } else {
+        m.value = WEXITSTATUS(sv->status);
+        code = m.value;
+    }
+    if (code != 0 && !sv->stopping) {
+        char line[256];
+        size_t n = marker_format(line, sizeof(line), token, &m);
+        (void)write_all(2, line, n);
+    }
+    return code;
+}
+
+/* Starts the program with piped output and supervises it. Returns the exit status. */
+static int run_program(const struct poprun_options *o, int rank, const char *prefix)
+{
+    int out_p[2], err_p[2];
+    if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) {
+        fprintf(stderr, "%spoprun: pipe: %s\n", prefix, strerror(errno));
+        return 1;
+    }
+    sigset_t mask, oldmask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, &oldmask);
+    int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+    int report_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    struct supervisor sv = {sfd < 0 ? -1 : fork(), 0, false, 0, 0};
+    if (sv.child == 0)
+        exec_program(o->program.v, out_p[1], err_p[1], report_fd, &oldmask, prefix);
+    close(out_p[1]);
+    close(err_p[1]);
+    close(report_fd);
+    if (sv.child < 0) {
+        fprintf(stderr, "%spoprun: cannot start the program: %s\n", prefix, strerror(errno));
+        return 1;
+    }
+    bool drop = o->only_output_from_instance >= 0 && o->only_output_from_instance != rank;
+    struct stream s[2] = {{out_p[0], 1, drop, prefix, {0}}, {err_p[0], 2, drop, prefix, {0}}};
+    for (int k = 0; k < 2; k++)
+        linebuf_init(&s[k].lb, TAG_LINE_MAX, emit_line, &s[k]);
+    supervise(&sv, s, sfd);
+    for (int k = 0; k < 2; k++) {
+        if (s[k].in >= 0) {
+            linebuf_finish(&s[k].lb);
+            close(s[k].in);
+        }
+        linebuf_free(&s[k].lb);
+    }
+    close(sfd);
+    return finish(&sv, rank, o->instance_token);
+}
+
+/* The rank mpirun gave this process, or -1. */
+static int my_rank(void)
+{
+    const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        int r;
+        const char *v = getenv(names[i]);
+        if (v && parse_int_range(v, 0, INT_MAX, &r) == 0)
+            return r;
+    }
+    return -1;
+}
+
+/* Recomputes the plan from the options poprun passed. */
+static int layout(const struct poprun_options *o, struct plan *p, char *err, size_t errlen)
+{
+    struct strvec hosts = STRVEC_INIT;
+    if (o->host && hostlist_expand(o->host, &hosts, err, errlen) != 0) {
+        strvec_free(&hosts);
+        return -1;
+    }
+    struct plan_request req = {o->num_replicas, o->num_instances, o->ipus_per_replica, o->num_ilds,
+                               &hosts};
+    int rc = plan_layout(&req, o->num_ilds > 0 ? o->num_ilds : 1, p, err, errlen);
+    strvec_free(&hosts);
+    return rc;
+}
+
+/* Warns when mpirun placed this rank elsewhere than the plan says (e.g. a user's --map-by). */
+static void check_placement(const struct plan *p, int rank, const char *prefix)
+{
+    int local;
+    const char *v = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (v && parse_int_range(v, 0, INT_MAX, &local) == 0 && local != p->inst[rank].local_index)
+        fprintf(stderr,
+                "%spoprun: warning: mpirun made this local rank %d of its host, but the plan "
+                "says %d (did --mpi-global-args change the mapping?)\n",
+                prefix, local, p->inst[rank].local_index);
+}
+
+int instance_main(const struct poprun_options *o)
+{
+    char err[512], prefix[32];
+    int rank = my_rank();
+    if (rank < 0) {
+        fprintf(stderr, "poprun: --_instance is internal to poprun: it runs under mpirun\n");
+        return POPRUN_EXIT_USAGE;
+    }
+    snprintf(prefix, sizeof(prefix), "[instance %d] ", rank);
+    /* End with the launcher: if mpirun or orted dies, stop the program. */
+    pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+        return 128 + SIGTERM;
+    signal(SIGPIPE, SIG_IGN);
+
+    struct plan p;
+    if (layout(o, &p, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%spoprun: bad instance options: %s\n", prefix, err);
+        return POPRUN_EXIT_USAGE;
+    }
+    if (rank >= p.num_instances || o->program.n == 0) {
+        fprintf(stderr, "%spoprun: bad instance options: %s\n", prefix,
+                o->program.n == 0 ? "no program" : "rank beyond --num-instances");
+        plan_free(&p);
+        return POPRUN_EXIT_USAGE;
+    }
+    check_placement(&p, rank, prefix);
+    set_env(&p, rank, o, prefix);
+    if (o->numa_aware) {
+        char desc[256];
+        if (numa_bind_local(p.inst[rank].local_index, desc, sizeof(desc), err, sizeof(err)) != 0)
+            fprintf(stderr, "%spoprun: warning: %s\n", prefix, err);
+        else if (o->verbose >= 1)
+            fprintf(stderr, "%spoprun: bound to %s\n", prefix, desc);
+    }
+    plan_free(&p);
+    fflush(stderr);
+    return run_program(o, rank, prefix);
+}

@@ -1,0 +1,30 @@
+/*
+ * The instance wrapper: what poprun runs on every rank (hidden option --_instance TOKEN).
+ *
+ * mpirun starts the same command on every rank, so poprun starts itself there; the wrapper reads
+ * its rank (OMPI_COMM_WORLD_RANK), recomputes the plan from the options poprun passed, sets the
+ * POPDIST_* variables, binds to a NUMA node with --numa-aware, and runs the program as its child
+ * with stdout and stderr piped. It never calls MPI_Init: the program does, and inherits the
+ * OpenMPI/PMIx environment of the rank.
+ *
+ * Output: every line the program writes is prefixed with "[instance N] " and written to the same
+ * stream (stdout or stderr); with --only-output-from-instance M, instances other than M drop
+ * their program's output (poprun's own messages still pass).
+ *
+ * Exit: the program's status, or 128+N when signal N killed it. When the program failed on its
+ * own (not because the wrapper was told to stop), the wrapper first writes a status marker
+ * (marker.h) on its stderr, which poprun turns into "instance N (host H) exited with status S".
+ *
+ * Signals: SIGTERM, SIGINT and SIGHUP (from mpirun ending the job) are passed to the program,
+ * which gets SIGKILL if it is still there 3 s later. If the wrapper's parent (mpirun or orted)
+ * dies, the wrapper gets SIGTERM; if the wrapper dies, the program gets SIGKILL: no strays.
+ */
+#ifndef POPRUN_INSTANCE_H
+#define POPRUN_INSTANCE_H
+
+#include "options.h"
+
+/* Runs the wrapper for the options O (instance_token set). Returns the exit status. */
+int instance_main(const struct poprun_options *o);
+
+#endif /* POPRUN_INSTANCE_H */

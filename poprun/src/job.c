@@ -1,0 +1,189 @@
+/*
+ * poprun's main flow; see job.h.
+ *
+ *   options -> checks (program, hosts, ranges) -> topology (sim) -> plan -> mpirun argv
+ *           -> [--export-config] [--print-topology] [-v] -> --dry-run stops here
+ *           -> launch mpirun -> outcome -> exit status
+ */
+#include "job.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostlist.h"
+#include "launch.h"
+#include "mpirun_cmd.h"
+#include "plan.h"
+#include "print.h"
+#include "topo.h"
+#include "words.h"
+
+/* Whether PATH names an executable regular file. */
+static bool is_executable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* Checks the program as execvp would find it: a path if it holds '/', else a PATH search. */
+static int check_program(const struct poprun_options *o, char *err, size_t errlen)
+{
+    if (o->program.n == 0)
+        return errf(err, errlen, "no program to run (usage: poprun [options] PROGRAM [ARGS...])");
+    const char *prog = o->program.v[0];
+    if (strchr(prog, '/'))
+        return is_executable(prog) ? 0 : errf(err, errlen, "%s: not found or not executable", prog);
+    const char *path = getenv("PATH");
+    char *dirs = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    bool found = false;
+    for (char *save, *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char *full = xasprintf("%s/%s", *d ? d : ".", prog);
+        found = is_executable(full);
+        free(full);
+    }
+    free(dirs);
+    return found ? 0 : errf(err, errlen, "%s: not found in PATH or not executable", prog);
+}
+
+static int read_hosts(const struct poprun_options *o, struct strvec *hosts, char *err,
+                      size_t errlen)
+{
+    if (o->host && o->hostfile)
+        return errf(err, errlen, "--host and --hostfile cannot be used together");
+    if (o->host)
+        return hostlist_expand(o->host, hosts, err, errlen);
+    if (o->hostfile)
+        return hostlist_read_file(o->hostfile, hosts, err, errlen);
+    return 0;
+}
+
+/* A random hex token for this job's status markers. */
+static void make_token(char *buf, size_t len)
+{
+    unsigned char r[8];
+    if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+        unsigned long x = (unsigned long)getpid() * 2654435761UL ^ (unsigned long)time(NULL);
+        memcpy(r, &x, sizeof(r) < sizeof(x) ? sizeof(r) : sizeof(x));
+    }
+    for (size_t i = 0; i < sizeof(r) && 2 * i + 2 < len; i++)
+        snprintf(buf + 2 * i, 3, "%02x", r[i]);
+}
+
+/* Everything a job holds, freed by job_free in reverse order. */
+struct job {
+    struct strvec hosts;
+    struct plan_topology topo;
+    char *instance_topology;
+    struct plan plan;
+    struct strvec argv;
+    char self[PATH_MAX];
+    char token[17];
+};
+
+static void job_free(struct job *j)
+{
+    strvec_free(&j->argv);
+    plan_free(&j->plan);
+    free(j->instance_topology);
+    plan_topology_free(&j->topo);
+    strvec_free(&j->hosts);
+}
+
+/* Validates and plans the job, and builds the mpirun command. */
+static int prepare(const struct poprun_options *o, struct job *j, char *err, size_t errlen)
+{
+    if (check_program(o, err, errlen) != 0 || read_hosts(o, &j->hosts, err, errlen) != 0)
+        return -1;
+    if (o->only_output_from_instance >= o->num_instances)
+        return errf(err, errlen, "--only-output-from-instance %d is out of range (%d instance%s)",
+                    o->only_output_from_instance, o->num_instances,
+                    o->num_instances == 1 ? "" : "s");
+    struct plan_request req = {o->num_replicas, o->num_instances, o->ipus_per_replica, o->num_ilds,
+                               &j->hosts};
+    if (topo_resolve(o->topology, o->num_replicas, o->ipus_per_replica, &j->topo,
+                     &j->instance_topology, err, errlen) != 0 ||
+        plan_build(&req, &j->topo, &j->plan, err, errlen) != 0)
+        return -1;
+    ssize_t n = readlink("/proc/self/exe", j->self, sizeof(j->self) - 1);
+    if (n <= 0)
+        return errf(err, errlen, "cannot find poprun's own path: %s", strerror(errno));
+    j->self[n] = '\0';
+    make_token(j->token, sizeof(j->token));
+    const char *mpirun = getenv("POPRUN_MPIRUN");
+    struct mpirun_cmd cmd = {o,
+                             &j->plan,
+                             mpirun && *mpirun ? mpirun : "mpirun",
+                             j->self,
+                             j->token,
+                             j->instance_topology,
+                             geteuid() == 0};
+    return mpirun_cmd_build(&cmd, &j->argv, err, errlen);
+}
+
+static void print_command(FILE *f, const struct strvec *argv)
+{
+    char *line = words_join_quoted(argv);
+    fprintf(f, "%s\n", line);
+    free(line);
+}
+
+static void emit_stderr(void *ctx, const char *line, size_t len)
+{
+    (void)ctx;
+    fprintf(stderr, "%.*s\n", (int)len, line);
+}
+
+static int launch(const struct poprun_options *o, struct job *j)
+{
+    char err[512], msg[512];
+    struct outcome out = {.token = j->token, .verbose = o->verbose, .emit = emit_stderr};
+    fflush(stdout);
+    fflush(stderr);
+    if (launch_run(&j->argv, geteuid() == 0, &out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "poprun: %s\n", err);
+        return 1;
+    }
+    int status = outcome_exit_status(&out, &j->plan, msg, sizeof(msg));
+    if (msg[0])
+        fprintf(stderr, "poprun: %s\n", msg);
+    return status;
+}
+
+int job_main(const struct poprun_options *o)
+{
+    struct job j;
+    char err[1024];
+    memset(&j, 0, sizeof(j));
+    int status = 0;
+    if (prepare(o, &j, err, sizeof(err)) != 0 ||
+        (o->export_config && options_export_config(o, o->export_config, err, sizeof(err)) != 0)) {
+        fprintf(stderr, "poprun: %s\n", err);
+        status = POPRUN_EXIT_USAGE;
+        goto out_free;
+    }
+    if (o->dry_run) {
+        print_topology(stdout, &j.plan, &j.topo);
+        printf("mpirun command:\n");
+        print_command(stdout, &j.argv);
+        goto out_free;
+    }
+    if (o->print_topology)
+        print_topology(stdout, &j.plan, &j.topo);
+    if (o->verbose >= 1) {
+        if (!o->print_topology)
+            print_topology(stderr, &j.plan, &j.topo);
+        fprintf(stderr, "poprun: running: ");
+        print_command(stderr, &j.argv);
+    }
+    status = launch(o, &j);
+out_free:
+    job_free(&j);
+    return status;
+}

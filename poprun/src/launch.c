@@ -1,0 +1,149 @@
+/*
+ * Running and watching mpirun; see launch.h.
+ */
+#include "launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "linebuf.h"
+
+/* How long to keep reading mpirun's stderr after it exited: remote daemons may hold the pipe. */
+#define DRAIN_MS 500
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The child: own process group, stderr to the pipe, exec mpirun. Never returns. */
+static void exec_mpirun(char *const argv[], int err_w, bool as_root, const sigset_t *oldmask)
+{
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, oldmask, NULL);
+    if (as_root) {
+        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    }
+    if (dup2(err_w, 2) < 0)
+        _exit(127);
+    execvp(argv[0], argv);
+    dprintf(2, "poprun: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+struct watch {
+    pid_t child; /* 0 once reaped */
+    int interrupts;
+    long long drain_to;
+};
+
+static void on_signal(struct watch *w, int sfd, struct outcome *out)
+{
+    struct signalfd_siginfo si;
+    if (read(sfd, &si, sizeof(si)) != sizeof(si))
+        return;
+    int sig = (int)si.ssi_signo;
+    if (sig == SIGCHLD) {
+        int st;
+        if (w->child > 0 && waitpid(w->child, &st, WNOHANG) == w->child) {
+            out->mpirun_done = true;
+            out->mpirun_status = st;
+            w->child = 0;
+            w->drain_to = now_ms() + DRAIN_MS;
+        }
+        return;
+    }
+    if (w->child <= 0)
+        return;
+    if (w->interrupts++ == 0) {
+        out->interrupt_sig = sig;
+        kill(w->child, SIGTERM);
+    } else {
+        static const char msg[] = "poprun: interrupted again: killing mpirun\n";
+        (void)write_all(2, msg, sizeof(msg) - 1);
+        kill(-w->child, SIGKILL);
+        kill(w->child, SIGKILL);
+    }
+}
+
+static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
+{
+    struct linebuf lb;
+    linebuf_init(&lb, 65536, outcome_filter_line, out);
+    for (;;) {
+        if (w->child == 0 && (err_r < 0 || now_ms() >= w->drain_to))
+            break;
+        struct pollfd pfd[2] = {{sfd, POLLIN, 0}, {err_r, POLLIN, 0}};
+        int timeout = w->child == 0 ? (int)(w->drain_to - now_ms()) : -1;
+        if (poll(pfd, 2, w->child == 0 && timeout < 0 ? 0 : timeout) < 0 && errno != EINTR)
+            break;
+        if (pfd[0].revents & POLLIN)
+            on_signal(w, sfd, out);
+        if (err_r >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            char buf[16384];
+            ssize_t n = read(err_r, buf, sizeof(buf));
+            if (n > 0) {
+                linebuf_feed(&lb, buf, (size_t)n);
+            } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+                close(err_r);
+                err_r = -1;
+            }
+        }
+    }
+    linebuf_finish(&lb);
+    linebuf_free(&lb);
+    if (err_r >= 0)
+        close(err_r);
+}
+
+int launch_run(const struct strvec *argv, bool as_root, struct outcome *out, char *err,
+               size_t errlen)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return errf(err, errlen, "pipe: %s", strerror(errno));
+    sigset_t mask, oldmask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, &oldmask);
+    int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+    if (sfd < 0) {
+        int e = errno;
+        close(p[0]);
+        close(p[1]);
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
+        return errf(err, errlen, "signalfd: %s", strerror(e));
+    }
+    struct watch w = {fork(), 0, 0};
+    if (w.child == 0)
+        exec_mpirun(argv->v, p[1], as_root, &oldmask);
+    int rc = 0;
+    close(p[1]);
+    if (w.child < 0) {
+        rc = errf(err, errlen, "cannot start mpirun: %s", strerror(errno));
+        close(p[0]);
+    } else {
+        setpgid(w.child, w.child); /* also here, so no signal can race the child's own call */
+        watch_loop(&w, sfd, p[0], out);
+    }
+    close(sfd);
+    /* The signals stay blocked: poprun is about to exit, and a late Ctrl-C must not kill it
+     * before it reports how the job ended. */
+    return rc;
+}

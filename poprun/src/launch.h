@@ -1,0 +1,26 @@
+/*
+ * Running mpirun and watching it: poprun's side of a job.
+ *
+ * mpirun runs in its own process group, with its stderr piped to poprun (which removes the
+ * instances' status markers, see outcome.h) and its stdout straight to poprun's. The first
+ * SIGINT, SIGTERM or SIGHUP poprun gets is passed to mpirun as SIGTERM, which ends every instance
+ * on every host; a second one kills mpirun's process group with SIGKILL (the instance wrappers
+ * then stop their programs, see instance.h). poprun reaps mpirun: no zombies.
+ */
+#ifndef POPRUN_LAUNCH_H
+#define POPRUN_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "outcome.h"
+#include "util.h"
+
+/* Runs ARGV (argv[0] found on PATH) until it exits, filling OUT (whose token, verbose, emit and
+ * emit_ctx the caller set). When AS_ROOT, sets OMPI_ALLOW_RUN_AS_ROOT=1 and
+ * OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 for mpirun. Returns 0, or -1 with a reason in ERR when mpirun
+ * could not be started at all. */
+int launch_run(const struct strvec *argv, bool as_root, struct outcome *out, char *err,
+               size_t errlen);
+
+#endif /* POPRUN_LAUNCH_H */

@@ -1,0 +1,37 @@
+/*
+ * poprun: launches a job of instances through mpirun (see README.md). The parts live in the
+ * poprun_core library; this file only dispatches.
+ */
+#include <stdio.h>
+
+#include "instance.h"
+#include "job.h"
+#include "options.h"
+
+#ifndef POPRUN_VERSION
+#define POPRUN_VERSION "unknown"
+#endif
+
+int main(int argc, char **argv)
+{
+    struct poprun_options o;
+    char err[1024];
+    int status;
+    options_init(&o);
+    if (options_parse(&o, argc, argv, err, sizeof(err)) != 0) {
+        fprintf(stderr, "poprun: %s\n", err);
+        status = 2;
+    } else if (o.instance_token) {
+        status = instance_main(&o);
+    } else if (o.help) {
+        options_print_help(stdout);
+        status = 0;
+    } else if (o.version) {
+        printf("poprun %s (OpenMPI mpirun launcher of the gcl runtime)\n", POPRUN_VERSION);
+        status = 0;
+    } else {
+        status = job_main(&o);
+    }
+    options_free(&o);
+    return status;
+}

@@ -1,0 +1,37 @@
+/*
+ * The status line an instance wrapper writes on its stderr when its program fails, and poprun
+ * recognises (and removes) in mpirun's stderr:
+ *
+ *   @@poprun-status TOKEN INSTANCE exit CODE
+ *   @@poprun-status TOKEN INSTANCE signal SIGNO
+ *
+ * TOKEN is a random per-job hex string that poprun passes to the wrappers, so that a program's
+ * own output cannot be mistaken for a report. The line is plain ASCII, short (one atomic write),
+ * and travels through mpirun's I/O forwarding from any host. poprun finds it anywhere in a line,
+ * in case another instance's unterminated output was glued in front of it.
+ */
+#ifndef POPRUN_MARKER_H
+#define POPRUN_MARKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define MARKER_PREFIX "@@poprun-status "
+
+enum marker_kind { MARKER_EXIT, MARKER_SIGNAL };
+
+struct marker {
+    int instance;
+    enum marker_kind kind;
+    int value; /* exit status or signal number */
+};
+
+/* Formats the marker line, newline included, into BUF. Returns its length. */
+size_t marker_format(char *buf, size_t len, const char *token, const struct marker *m);
+
+/* Looks for a marker of TOKEN in LINE (LEN bytes, no newline). When found, fills M and sets
+ * *START and *END to the byte range it occupies, and returns true. */
+bool marker_find(const char *line, size_t len, const char *token, struct marker *m, size_t *start,
+                 size_t *end);
+
+#endif /* POPRUN_MARKER_H */

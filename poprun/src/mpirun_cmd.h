@@ -1,0 +1,41 @@
+/*
+ * The mpirun command line, built as an argument vector (it is executed with execvp, never
+ * through a shell):
+ *
+ *   mpirun [--allow-run-as-root] --oversubscribe --bind-to none
+ *          [--host h1:2,h2:2 --map-by slot]          (with -H/--hostfile: I/H slots per host)
+ *          [MPI-GLOBAL-ARGS...]
+ *          -np I [MPI-LOCAL-ARGS...]
+ *          POPRUN --_instance TOKEN --num-replicas R --num-instances I --ipus-per-replica P
+ *                 --num-ilds K --topology T [--host h1,h2] [--offline-mode] [--numa-aware]
+ *                 [--only-output-from-instance N] [-v...] -- PROGRAM ARGS...
+ *
+ * --oversubscribe: each instance runs many IPU threads and tests run more ranks than cores.
+ * --bind-to none: an instance is not one thread; --numa-aware binds in the wrapper instead.
+ * --map-by slot with I/H slots per host puts instances on hosts in contiguous blocks, as planned.
+ */
+#ifndef POPRUN_MPIRUN_CMD_H
+#define POPRUN_MPIRUN_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "options.h"
+#include "plan.h"
+#include "util.h"
+
+struct mpirun_cmd {
+    const struct poprun_options *opts;
+    const struct plan *plan;
+    const char *mpirun;   /* the mpirun to run: "mpirun", or $POPRUN_MPIRUN */
+    const char *self;     /* absolute path of poprun itself, started on every rank */
+    const char *token;    /* per-job token for status markers */
+    const char *topology; /* preset name or absolute file path, for the instances */
+    bool as_root;         /* add --allow-run-as-root */
+};
+
+/* Appends the command line to ARGV. Returns 0, or -1 with a reason in ERR (bad quoting in
+ * --mpi-global-args or --mpi-local-args). */
+int mpirun_cmd_build(const struct mpirun_cmd *c, struct strvec *argv, char *err, size_t errlen);
+
+#endif /* POPRUN_MPIRUN_CMD_H */

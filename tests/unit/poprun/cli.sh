@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# poprun's command line end to end, without running any job: every usage error (exit 2 and its
+# exact one-line message), --help, --version, --dry-run, --export-config/--import-config.
+#
+#   cli.sh POPRUN PROBE
+set -euo pipefail
+POPRUN=$1
+PROBE=$2
+source "$(dirname "$0")/lib.sh"
+
+# --- usage errors: one clear line, exit 2 ---------------------------------------------------
+expect_usage_error "not divisible" "10 replicas cannot be divided evenly among 4 instances" \
+  --num-replicas 10 --num-instances 4 "$PROBE"
+expect_usage_error "zero replicas" "--num-replicas must be a positive integer, not '0'" \
+  --num-replicas 0 "$PROBE"
+expect_usage_error "negative instances" "--num-instances must be a positive integer, not '-2'" \
+  --num-instances -2 "$PROBE"
+expect_usage_error "not a number" "--ipus-per-replica must be a positive integer, not 'two'" \
+  --ipus-per-replica two "$PROBE"
+expect_usage_error "missing program" \
+  "no program to run (usage: poprun [options] PROGRAM [ARGS...])" --num-replicas 2
+expect_usage_error "program not found" "/nonexistent/prog: not found or not executable" \
+  /nonexistent/prog
+printf 'data\n' >"$tmp/data.txt"
+chmod 644 "$tmp/data.txt"
+expect_usage_error "program not executable" "$tmp/data.txt: not found or not executable" \
+  "$tmp/data.txt"
+expect_usage_error "program not in PATH" "no-such-prog-xyz: not found in PATH or not executable" \
+  no-such-prog-xyz
+expect_usage_error "hosts" "3 instances cannot be divided evenly among 2 hosts" \
+  --num-instances 3 --num-replicas 3 -H h1,h2 "$PROBE"
+expect_usage_error "too many IPUs" \
+  "512 IPUs (512 replicas x 1 IPU per replica) exceed the 256 IPUs of topology POD256" \
+  --num-replicas 512 --topology POD256 "$PROBE"
+expect_usage_error "too many IPUs, no topology" \
+  "512 IPUs (256 replicas x 2 IPUs per replica) exceed the largest preset topology, POD256 (256 IPUs); describe a larger pod with --topology FILE" \
+  --num-replicas 256 --ipus-per-replica 2 --num-instances 2 "$PROBE"
+expect_usage_error "empty ILD" \
+  "IPU-Link domain 1 would hold no instance (1 instance over 2 IPU-Link domains; each needs at least one)" \
+  --num-replicas 128 "$PROBE"
+expect_usage_error "ILDs beyond topology" \
+  "--num-ilds 4 exceeds the 2 IPU-Link domains of topology POD128" \
+  --num-replicas 8 --num-instances 4 --num-ilds 4 --topology POD128 "$PROBE"
+expect_usage_error "unknown option" "unknown option '--num-replica' (see poprun --help)" \
+  --num-replica 4 "$PROBE"
+expect_usage_error "unknown short option" "unknown option '-n' (see poprun --help)" -n 4 "$PROBE"
+expect_usage_error "malformed host list" "malformed host list 'h[1-': missing ']'" \
+  -H 'h[1-' "$PROBE"
+expect_usage_error "host list letters" "malformed host list 'h[a-c]': unexpected 'a'" \
+  --host 'h[a-c]' "$PROBE"
+expect_usage_error "host and hostfile" "--host and --hostfile cannot be used together" \
+  -H h1 --hostfile /dev/null "$PROBE"
+expect_usage_error "only-output range" "--only-output-from-instance 4 is out of range (4 instances)" \
+  --num-instances 4 --num-replicas 4 --only-output-from-instance 4 "$PROBE"
+expect_usage_error "unknown topology" \
+  "--topology POD32: not a preset (M2000, POD16, POD64, POD128, POD256) and not a file" \
+  --topology POD32 "$PROBE"
+expect_usage_error "missing value" "--num-replicas needs a value" --num-replicas
+expect_usage_error "bad quoting" "--mpi-global-args: unterminated double quote" \
+  --mpi-global-args '--mca "x' "$PROBE"
+printf 'num-replicas = 4\nnum-instances = three\n' >"$tmp/bad.conf"
+expect_usage_error "bad config" \
+  "$tmp/bad.conf:2: --num-instances must be a positive integer, not 'three'" \
+  --import-config "$tmp/bad.conf" "$PROBE"
+
+# --- --help and --version -------------------------------------------------------------------
+run "$POPRUN" --help
+if [ "$rc" -eq 0 ] && grep -q '^Usage: poprun \[options\] PROGRAM' "$tmp/out" &&
+  [ "$(grep -c -- '^  -' "$tmp/out")" -eq 19 ]; then
+  ok "--help lists every option"
+else
+  bad "--help" "exit $rc" "$(cat "$tmp/out")"
+fi
+run "$POPRUN" --version
+if [ "$rc" -eq 0 ] && grep -Eq '^poprun [0-9]+\.[0-9]+\.[0-9]+ ' "$tmp/out"; then
+  ok "--version"
+else
+  bad "--version" "$(cat "$tmp/out")"
+fi
+
+# --- --dry-run: the plan and the exact mpirun command; nothing runs ---------------------------
+root_flag=""
+[ "$(id -u)" -eq 0 ] && root_flag="--allow-run-as-root "
+probe_abs=$PROBE
+run "$POPRUN" --dry-run -H 'h[1-2]' --num-instances 4 --num-replicas 16 \
+  --mpi-global-args "--mca btl tcp,self -x 'A=a b'" --only-output-from-instance 1 "$PROBE" --sleep 1
+sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/' "$tmp/out" >"$tmp/got"
+cat >"$tmp/want" <<WANT
+topology POD16: 16 IPUs in 1 IPU-Link domain
+job: 16 replicas x 1 IPU = 16 IPUs; 4 instances on 2 hosts; 1 IPU-Link domain
+host  ild  instance  replicas   ipus
+h1    0    0         0-3        0-3
+h1    0    1         4-7        4-7
+h2    0    2         8-11       8-11
+h2    0    3         12-15      12-15
+mpirun command:
+mpirun ${root_flag}--oversubscribe --bind-to none --host h1:2,h2:2 --map-by slot --mca btl tcp,self -x 'A=a b' -np 4 $POPRUN --_instance TOKEN --num-replicas 16 --num-instances 4 --ipus-per-replica 1 --num-ilds 1 --topology POD16 --host h1,h2 --only-output-from-instance 1 -- $probe_abs --sleep 1
+WANT
+expect_rc "dry-run" 0
+expect_same "dry-run output" "$tmp/want" "$tmp/got"
+
+run "$POPRUN" --dry-run --num-instances 4 --num-replicas 8 --ipus-per-replica 16 "$PROBE"
+sed -n 1,7p "$tmp/out" >"$tmp/got"
+cat >"$tmp/want" <<'WANT'
+topology POD128: 128 IPUs in 2 IPU-Link domains
+job: 8 replicas x 16 IPUs = 128 IPUs; 4 instances on 1 host; 2 IPU-Link domains
+host       ild  instance  replicas   ipus
+localhost  0    0         0-1        0-31
+localhost  0    1         2-3        32-63
+localhost  1    2         4-5        64-95
+localhost  1    3         6-7        96-127
+WANT
+expect_same "dry-run over two IPU-Link domains" "$tmp/want" "$tmp/got"
+
+printf '# our cluster\nnode1 slots=2\nnode2\n' >"$tmp/hosts"
+run "$POPRUN" --dry-run --hostfile "$tmp/hosts" --num-instances 2 --num-replicas 2 "$PROBE"
+if grep -q -- '--host node1:1,node2:1 --map-by slot' "$tmp/out"; then
+  ok "--hostfile"
+else
+  bad "--hostfile" "$(cat "$tmp/out" "$tmp/err")"
+fi
+
+# --- --export-config / --import-config round trip -------------------------------------------
+run "$POPRUN" --dry-run --export-config "$tmp/job.conf" -H 'h[1-2]' --num-instances 4 \
+  --num-replicas 16 --mpi-local-args "-x 'B=c d'" --offline-mode --topology POD64 "$PROBE" --sleep 1
+sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/' "$tmp/out" >"$tmp/direct"
+run "$POPRUN" --dry-run --import-config "$tmp/job.conf"
+sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/' "$tmp/out" >"$tmp/imported"
+expect_rc "import-config" 0
+expect_same "config round trip gives the same plan and command" "$tmp/direct" "$tmp/imported"
+run "$POPRUN" --dry-run --import-config "$tmp/job.conf" --num-replicas 8 --offline-mode=false
+if grep -q 'job: 8 replicas' "$tmp/out" && ! grep -q -- '--offline-mode' "$tmp/out" &&
+  grep -q -- "-- $probe_abs --sleep 1\$" "$tmp/out"; then
+  ok "command line overrides the config file"
+else
+  bad "command line overrides the config file" "$(cat "$tmp/out" "$tmp/err")"
+fi
+
+finish

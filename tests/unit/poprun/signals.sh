@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Signals and strays: SIGTERM or Ctrl-C (SIGINT) to poprun ends every instance; a second SIGINT
+# kills mpirun hard and the instances still go; a failing instance ends the others. Afterwards
+# no process of the job is left, and poprun has reaped its children.
+#
+#   signals.sh POPRUN PROBE
+set -euo pipefail
+POPRUN=$1
+PROBE=$2
+source "$(dirname "$0")/lib.sh"
+
+# Every process of a job carries this word in its command line (the probe's --stderr argument),
+# so that pgrep finds exactly this test's processes.
+tag="poprun-signal-test-$$-$RANDOM"
+
+# job_procs: the processes of this test's jobs still alive (not zombies).
+job_procs() {
+  ps -eo pid=,stat=,args= | awk -v t="$tag" 'index($0, t) && $2 !~ /^Z/ && !/awk/' || true
+}
+
+# wait_gone NAME SECONDS: passes when no process of the job is left within SECONDS.
+wait_gone() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    [ -z "$(job_procs)" ] && { ok "$1: no process left"; return; }
+    sleep 0.1
+  done
+  bad "$1: processes left" "$(job_procs)"
+}
+
+# wait_running N: waits until N probes print their line (the job is up).
+wait_running() {
+  local i
+  for ((i = 0; i < 300; i++)); do
+    [ "$(grep -c '^\[instance' "$tmp/out" 2>/dev/null || true)" -ge "$1" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# start ARGS...: starts poprun in the background with its own process group; sets $pid.
+start() {
+  : >"$tmp/out"
+  setsid "$POPRUN" "$@" >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+}
+
+for sig in TERM INT HUP; do
+  start --num-replicas 4 --num-instances 4 "$PROBE" --sleep 120 --stderr "$tag"
+  if ! wait_running 4; then bad "SIG$sig: job did not start" "$(cat "$tmp/err")"; fi
+  t0=$(date +%s)
+  kill -s "$sig" "$pid"
+  set +e
+  wait "$pid"
+  rc=$?
+  set -e
+  want=$((128 + $(kill -l "$sig")))
+  expect_rc "SIG$sig to poprun" "$want"
+  if [ "$(tail -1 "$tmp/err")" = "poprun: interrupted by SIG$sig; every instance was ended" ] &&
+    [ $(($(date +%s) - t0)) -lt 20 ]; then
+    ok "SIG$sig message"
+  else
+    bad "SIG$sig message" "$(cat "$tmp/err")"
+  fi
+  wait_gone "SIG$sig" 10
+done
+
+# Two Ctrl-C: the second kills mpirun's process group; the wrappers then end their programs.
+start --num-replicas 4 --num-instances 4 "$PROBE" --sleep 120 --stderr "$tag"
+wait_running 4 || bad "double SIGINT: job did not start" "$(cat "$tmp/err")"
+kill -INT "$pid"
+kill -INT "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+expect_rc "double SIGINT" 130
+wait_gone "double SIGINT" 15
+
+# A failing instance ends the others, whatever they are doing.
+start --num-replicas 4 --num-instances 4 "$PROBE" --on 3 --exit 9 --others-sleep 120 \
+  --stderr "$tag"
+set +e
+wait "$pid"
+rc=$?
+set -e
+expect_rc "instance 3 fails" 9
+if grep -q '^poprun: instance 3 (host localhost) exited with status 9$' "$tmp/err"; then
+  ok "failure reported"
+else
+  bad "failure reported" "$(cat "$tmp/err")"
+fi
+wait_gone "failure" 10
+
+# poprun reaps mpirun: while a job runs, poprun has no zombie child.
+start --num-replicas 2 --num-instances 2 "$PROBE" --sleep 3 --stderr "$tag"
+wait_running 2 || true
+zombies=$(ps -o stat= --ppid "$pid" | grep -c '^Z' || true)
+wait "$pid" || true
+if [ "$zombies" -eq 0 ]; then ok "no zombie children"; else bad "zombies" "$zombies"; fi
+
+finish

@@ -1,0 +1,388 @@
+/*
+ * Unit tests of poprun's plan (replicas -> instances -> hosts -> ILDs -> IPUs), the POPDIST_*
+ * environment of each instance, the mpirun command line, the topology table and the bridge to
+ * sim's topologies.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hostlist.h"
+#include "instance_env.h"
+#include "mpirun_cmd.h"
+#include "plan.h"
+#include "print.h"
+#include "topo.h"
+#include "words.h"
+
+/* A topology of NUM_ILDS ILDs of ILD_SIZE IPUs each, as sim's presets are. */
+static void make_topo(struct plan_topology *t, const char *name, int num_ilds, int ild_size)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "%s", name);
+    t->num_ilds = num_ilds;
+    t->num_ipus = num_ilds * ild_size;
+    t->ild_first = calloc((size_t)num_ilds, sizeof(int));
+    t->ild_size = calloc((size_t)num_ilds, sizeof(int));
+    for (int k = 0; k < num_ilds; k++) {
+        t->ild_first[k] = k * ild_size;
+        t->ild_size[k] = ild_size;
+    }
+}
+
+struct plan_case {
+    const char *topo; /* "POD16" etc.: ILDs x size below */
+    int ilds, ild_size;
+    int replicas, instances, ipr, req_ilds;
+    const char *hosts; /* NULL: local */
+    /* Expected: num_ilds, then per instance "host/local/ild/offset/first_ipu" joined by ' '. */
+    int want_ilds;
+    const char *want;
+};
+
+static char *describe(const struct plan *p)
+{
+    struct strvec items = STRVEC_INIT;
+    for (int i = 0; i < p->num_instances; i++) {
+        const struct plan_instance *pi = &p->inst[i];
+        strvec_push_take(&items, xasprintf("%s/%d/%d/%d/%d", p->hosts.v[pi->host], pi->local_index,
+                                           pi->ild, pi->replica_offset, pi->first_ipu));
+    }
+    char *s = strvec_join(&items, " ");
+    strvec_free(&items);
+    return s;
+}
+
+static void test_plan_table(void **state)
+{
+    static const struct plan_case cases[] = {
+        {"M2000", 1, 4, 1, 1, 1, 0, NULL, 1, "localhost/0/0/0/0"},
+        {"POD16", 1, 16, 16, 4, 1, 0, NULL, 1,
+         "localhost/0/0/0/0 localhost/1/0/4/4 localhost/2/0/8/8 localhost/3/0/12/12"},
+        {"POD16", 1, 16, 16, 4, 1, 0, "h1,h2", 1, "h1/0/0/0/0 h1/1/0/4/4 h2/0/0/8/8 h2/1/0/12/12"},
+        {"POD16", 1, 16, 4, 2, 4, 0, "a,b", 1, "a/0/0/0/0 b/0/0/2/8"},
+        {"POD16", 1, 16, 8, 8, 2, 0, "h[0-3]", 1,
+         "h0/0/0/0/0 h0/1/0/1/2 h1/0/0/2/4 h1/1/0/3/6 h2/0/0/4/8 h2/1/0/5/10 h3/0/0/6/12 "
+         "h3/1/0/7/14"},
+        /* 64 IPUs fit one ILD of POD128; two ILDs only when asked for. */
+        {"POD128", 2, 64, 64, 4, 1, 0, NULL, 1,
+         "localhost/0/0/0/0 localhost/1/0/16/16 localhost/2/0/32/32 localhost/3/0/48/48"},
+        {"POD128", 2, 64, 64, 4, 1, 2, NULL, 2,
+         "localhost/0/0/0/0 localhost/1/0/16/16 localhost/2/1/32/64 localhost/3/1/48/80"},
+        {"POD128", 2, 64, 128, 2, 1, 0, "h1,h2", 2, "h1/0/0/0/0 h2/0/1/64/64"},
+        /* 192 IPUs on POD256 with 4 instances: 3 ILDs cannot divide 4 instances, so 4 of 48. */
+        {"POD256", 4, 64, 192, 4, 1, 0, NULL, 4,
+         "localhost/0/0/0/0 localhost/1/1/48/64 localhost/2/2/96/128 localhost/3/3/144/192"},
+        {"POD256", 4, 64, 256, 8, 1, 0, "h[1-4]", 4,
+         "h1/0/0/0/0 h1/1/0/32/32 h2/0/1/64/64 h2/1/1/96/96 h3/0/2/128/128 h3/1/2/160/160 "
+         "h4/0/3/192/192 h4/1/3/224/224"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct plan_case *c = &cases[i];
+        struct plan_topology t;
+        struct strvec hosts = STRVEC_INIT;
+        char err[256];
+        make_topo(&t, c->topo, c->ilds, c->ild_size);
+        if (c->hosts)
+            assert_int_equal(hostlist_expand(c->hosts, &hosts, err, sizeof(err)), 0);
+        struct plan_request req = {c->replicas, c->instances, c->ipr, c->req_ilds, &hosts};
+        struct plan p;
+        if (plan_build(&req, &t, &p, err, sizeof(err)) != 0)
+            fail_msg("case %zu: %s", i, err);
+        assert_int_equal(p.num_ilds, c->want_ilds);
+        assert_int_equal(p.total_ipus, c->replicas * c->ipr);
+        char *d = describe(&p);
+        if (strcmp(d, c->want) != 0)
+            fail_msg("case %zu: got %s, want %s", i, d, c->want);
+        free(d);
+        /* What each wrapper recomputes without the topology agrees with the full plan. */
+        struct plan q;
+        assert_int_equal(plan_layout(&req, p.num_ilds, &q, err, sizeof(err)), 0);
+        for (int k = 0; k < p.num_instances; k++) {
+            assert_int_equal(q.inst[k].host, p.inst[k].host);
+            assert_int_equal(q.inst[k].local_index, p.inst[k].local_index);
+            assert_int_equal(q.inst[k].ild, p.inst[k].ild);
+            assert_int_equal(q.inst[k].replica_offset, p.inst[k].replica_offset);
+            assert_int_equal(q.inst[k].first_ipu, -1);
+        }
+        plan_free(&q);
+        plan_free(&p);
+        strvec_free(&hosts);
+        plan_topology_free(&t);
+    }
+}
+
+static void test_plan_errors(void **state)
+{
+    static const struct plan_case cases[] = {
+        {"POD16", 1, 16, 10, 4, 1, 0, NULL, 0,
+         "10 replicas cannot be divided evenly among 4 instances"},
+        {"POD16", 1, 16, 1, 2, 1, 0, NULL, 0,
+         "1 replica cannot be divided evenly among 2 instances"},
+        {"POD16", 1, 16, 6, 3, 1, 0, "h1,h2", 0,
+         "3 instances cannot be divided evenly among 2 hosts"},
+        {"POD16", 1, 16, 4, 4, 1, 0, "h[1-8]", 0,
+         "4 instances cannot be divided evenly among 8 hosts"},
+        {"POD256", 4, 64, 512, 1, 1, 0, NULL, 0,
+         "512 IPUs (512 replicas x 1 IPU per replica) exceed the 256 IPUs of topology POD256"},
+        {"POD16", 1, 16, 16, 4, 2, 0, NULL, 0,
+         "32 IPUs (16 replicas x 2 IPUs per replica) exceed the 16 IPUs of topology POD16"},
+        {"POD128", 2, 64, 128, 1, 1, 0, NULL, 0,
+         "IPU-Link domain 1 would hold no instance (1 instance over 2 IPU-Link domains; each needs "
+         "at least one)"},
+        {"POD128", 2, 64, 8, 1, 1, 2, NULL, 0,
+         "IPU-Link domain 1 would hold no instance (1 instance over 2 IPU-Link domains; each needs "
+         "at least one)"},
+        {"POD256", 4, 64, 12, 3, 1, 2, NULL, 0,
+         "3 instances cannot be divided evenly among 2 IPU-Link domains"},
+        {"POD128", 2, 64, 8, 4, 1, 3, NULL, 0,
+         "--num-ilds 3 exceeds the 2 IPU-Link domains of topology POD128"},
+        {"POD64", 1, 64, 8, 4, 1, 2, NULL, 0,
+         "--num-ilds 2 exceeds the 1 IPU-Link domain of topology POD64"},
+        /* 192 IPUs need 3 ILDs of 64, and 2 instances cannot fill 3. */
+        {"POD256", 4, 64, 192, 2, 1, 0, NULL, 0,
+         "IPU-Link domain 2 would hold no instance (2 instances over 3 IPU-Link domains; each "
+         "needs at least one)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct plan_case *c = &cases[i];
+        struct plan_topology t;
+        struct strvec hosts = STRVEC_INIT;
+        char err[256] = "";
+        make_topo(&t, c->topo, c->ilds, c->ild_size);
+        if (c->hosts)
+            assert_int_equal(hostlist_expand(c->hosts, &hosts, err, sizeof(err)), 0);
+        struct plan_request req = {c->replicas, c->instances, c->ipr, c->req_ilds, &hosts};
+        struct plan p;
+        assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), -1);
+        if (strcmp(err, c->want) != 0)
+            fail_msg("case %zu: got '%s', want '%s'", i, err, c->want);
+        plan_free(&p);
+        strvec_free(&hosts);
+        plan_topology_free(&t);
+    }
+}
+
+static void test_per_ild_fit(void **state)
+{
+    /* A topology file may make ILDs too small for an even share: 3 ILDs of 4, 12 IPUs over 2. */
+    struct plan_topology t;
+    make_topo(&t, "tiny", 3, 4);
+    struct plan_request req = {12, 2, 1, 2, NULL};
+    struct plan p;
+    char err[256];
+    assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), -1);
+    assert_string_equal(err, "6 IPUs per IPU-Link domain exceed the 4 IPUs of IPU-Link domain 0 of "
+                             "topology tiny");
+    plan_free(&p);
+    plan_topology_free(&t);
+}
+
+static void test_env(void **state)
+{
+    struct plan_topology t;
+    make_topo(&t, "POD16", 1, 16);
+    struct strvec hosts = STRVEC_INIT;
+    char err[256];
+    assert_int_equal(hostlist_expand("h1,h2", &hosts, err, sizeof(err)), 0);
+    struct plan_request req = {16, 4, 1, 0, &hosts};
+    struct plan p;
+    assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), 0);
+    struct strvec env = STRVEC_INIT;
+    instance_env_build(&p, 3, "POD16", false, &env);
+    char *j = strvec_join(&env, " ");
+    assert_string_equal(j, "POPDIST_NUM_TOTAL_REPLICAS=16 POPDIST_NUM_LOCAL_REPLICAS=4 "
+                           "POPDIST_REPLICA_INDEX_OFFSET=12 POPDIST_NUM_IPUS_PER_REPLICA=1 "
+                           "POPDIST_NUM_INSTANCES=4 POPDIST_INSTANCE_INDEX=3 "
+                           "POPDIST_LOCAL_INSTANCE_INDEX=1 "
+                           "POPDIST_UNIFORM_REPLICAS_PER_INSTANCE=1 POPDIST_NUM_ILDS=1 "
+                           "POPDIST_TOPOLOGY=POD16 POPDIST_OFFLINE_MODE=0");
+    free(j);
+    strvec_free(&env);
+    instance_env_build(&p, 0, "POD16", true, &env);
+    j = strvec_join(&env, " ");
+    assert_non_null(strstr(j, "POPDIST_INSTANCE_INDEX=0 POPDIST_LOCAL_INSTANCE_INDEX=0 "));
+    assert_non_null(strstr(j, " POPDIST_OFFLINE_MODE=1 GCL_SIM_PHANTOM=1"));
+    free(j);
+    strvec_free(&env);
+    plan_free(&p);
+    strvec_free(&hosts);
+    plan_topology_free(&t);
+}
+
+static void test_mpirun_argv(void **state)
+{
+    struct plan_topology t;
+    make_topo(&t, "POD16", 1, 16);
+    struct poprun_options o;
+    options_init(&o);
+    o.num_replicas = 16;
+    o.num_instances = 4;
+    o.mpi_global_args = xstrdup("--mca btl_tcp_if_include '10.1.2.0/24'");
+    o.mpi_local_args = xstrdup("-x 'A=a b'");
+    o.offline_mode = true;
+    o.only_output_from_instance = 2;
+    o.verbose = 1;
+    strvec_push(&o.program, "./train");
+    strvec_push(&o.program, "--epochs=2");
+    struct strvec hosts = STRVEC_INIT;
+    char err[256];
+    assert_int_equal(hostlist_expand("h[1-2]", &hosts, err, sizeof(err)), 0);
+    struct plan_request req = {16, 4, 1, 0, &hosts};
+    struct plan p;
+    assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), 0);
+    struct mpirun_cmd cmd = {&o, &p, "mpirun", "/opt/poprun", "abc123", "POD16", true};
+    struct strvec argv = STRVEC_INIT;
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+    char *line = words_join_quoted(&argv);
+    assert_string_equal(line,
+                        "mpirun --allow-run-as-root --oversubscribe --bind-to none "
+                        "--host h1:2,h2:2 --map-by slot --mca btl_tcp_if_include 10.1.2.0/24 "
+                        "-np 4 -x 'A=a b' /opt/poprun --_instance abc123 --num-replicas 16 "
+                        "--num-instances 4 --ipus-per-replica 1 --num-ilds 1 --topology POD16 "
+                        "--host h1,h2 --offline-mode --only-output-from-instance 2 -v -- ./train "
+                        "--epochs=2");
+    free(line);
+    strvec_free(&argv);
+
+    /* Local, not root: no --host, no --allow-run-as-root. */
+    plan_free(&p);
+    struct plan_request local = {2, 2, 1, 0, NULL};
+    assert_int_equal(plan_build(&local, &t, &p, err, sizeof(err)), 0);
+    free(o.mpi_global_args);
+    free(o.mpi_local_args);
+    o.mpi_global_args = o.mpi_local_args = NULL;
+    o.offline_mode = false;
+    o.only_output_from_instance = -1;
+    o.verbose = 0;
+    o.numa_aware = true;
+    cmd.as_root = false;
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+    line = words_join_quoted(&argv);
+    assert_string_equal(line, "mpirun --oversubscribe --bind-to none -np 2 /opt/poprun "
+                              "--_instance abc123 --num-replicas 2 --num-instances 2 "
+                              "--ipus-per-replica 1 --num-ilds 1 --topology POD16 --numa-aware "
+                              "-- ./train --epochs=2");
+    free(line);
+    strvec_free(&argv);
+
+    o.mpi_global_args = xstrdup("--mca 'x");
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), -1);
+    assert_string_equal(err, "--mpi-global-args: unterminated single quote");
+    strvec_free(&argv);
+    plan_free(&p);
+    strvec_free(&hosts);
+    options_free(&o);
+    plan_topology_free(&t);
+}
+
+/* Prints the table of a plan into a string. */
+static char *table_of(const struct plan *p, const struct plan_topology *t)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    print_topology(f, p, t);
+    fclose(f);
+    return buf;
+}
+
+static void test_print_topology(void **state)
+{
+    struct plan_topology t;
+    make_topo(&t, "POD128", 2, 64);
+    struct strvec hosts = STRVEC_INIT;
+    char err[256];
+    assert_int_equal(hostlist_expand("node[1-2]", &hosts, err, sizeof(err)), 0);
+    struct plan_request req = {8, 4, 2, 2, &hosts};
+    struct plan p;
+    assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), 0);
+    char *s = table_of(&p, &t);
+    assert_string_equal(s, "topology POD128: 128 IPUs in 2 IPU-Link domains\n"
+                           "job: 8 replicas x 2 IPUs = 16 IPUs; 4 instances on 2 hosts; "
+                           "2 IPU-Link domains\n"
+                           "host   ild  instance  replicas   ipus\n"
+                           "node1  0    0         0-1        0-3\n"
+                           "node1  0    1         2-3        4-7\n"
+                           "node2  1    2         4-5        64-67\n"
+                           "node2  1    3         6-7        68-71\n");
+    free(s);
+    plan_free(&p);
+    struct plan_request one = {1, 1, 1, 0, NULL};
+    assert_int_equal(plan_build(&one, &t, &p, err, sizeof(err)), 0);
+    s = table_of(&p, &t);
+    assert_string_equal(s, "topology POD128: 128 IPUs in 2 IPU-Link domains\n"
+                           "job: 1 replica x 1 IPU = 1 IPU; 1 instance on 1 host; "
+                           "1 IPU-Link domain\n"
+                           "host       ild  instance  replicas   ipus\n"
+                           "localhost  0    0         0          0\n");
+    free(s);
+    plan_free(&p);
+    strvec_free(&hosts);
+    plan_topology_free(&t);
+}
+
+/* The bridge to sim: presets, the default, files and errors. */
+static void test_topo_resolve(void **state)
+{
+    struct plan_topology t;
+    char *spec = NULL, err[512];
+    assert_int_equal(topo_resolve(NULL, 16, 1, &t, &spec, err, sizeof(err)), 0);
+    assert_string_equal(spec, "POD16");
+    assert_int_equal(t.num_ipus, 16);
+    assert_int_equal(t.num_ilds, 1);
+    free(spec);
+    plan_topology_free(&t);
+    assert_int_equal(topo_resolve(NULL, 64, 2, &t, &spec, err, sizeof(err)), 0);
+    assert_string_equal(spec, "POD128");
+    assert_int_equal(t.num_ilds, 2);
+    assert_int_equal(t.ild_first[1], 64);
+    assert_int_equal(t.ild_size[1], 64);
+    free(spec);
+    plan_topology_free(&t);
+    assert_int_equal(topo_resolve("pod256", 1, 1, &t, &spec, err, sizeof(err)), 0);
+    assert_string_equal(spec, "POD256");
+    assert_int_equal(t.num_ilds, 4);
+    free(spec);
+    plan_topology_free(&t);
+    assert_int_equal(topo_resolve(NULL, 512, 1, &t, &spec, err, sizeof(err)), -1);
+    assert_string_equal(err, "512 IPUs (512 replicas x 1 IPU per replica) exceed the largest "
+                             "preset topology, POD256 (256 IPUs); describe a larger pod with "
+                             "--topology FILE");
+    assert_int_equal(topo_resolve("POD32", 1, 1, &t, &spec, err, sizeof(err)), -1);
+    assert_string_equal(err, "--topology POD32: not a preset (M2000, POD16, POD64, POD128, "
+                             "POD256) and not a file");
+
+    char path[] = "/tmp/poprun-topo-XXXXXX";
+    int fd = mkstemp(path);
+    const char *text = "name bigpod\nipus 512\nild_size 64\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    assert_int_equal(topo_resolve(path, 512, 1, &t, &spec, err, sizeof(err)), 0);
+    assert_string_equal(spec, path);
+    assert_string_equal(t.name, "bigpod");
+    assert_int_equal(t.num_ipus, 512);
+    assert_int_equal(t.num_ilds, 8);
+    free(spec);
+    plan_topology_free(&t);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_table),   cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_per_ild_fit),  cmocka_unit_test(test_env),
+        cmocka_unit_test(test_mpirun_argv),  cmocka_unit_test(test_print_topology),
+        cmocka_unit_test(test_topo_resolve),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
