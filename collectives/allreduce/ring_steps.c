@@ -29,26 +29,42 @@ static int mod(int x, int n)
     return ((x % n) + n) % n;
 }
 
+static int peer_at(const coll_ring_t *g, int pos)
+{
+    int p = mod(pos, g->n);
+    return g->members ? g->members[p] : p;
+}
+
+void coll_ring_rs_step(const coll_ring_t *g, coll_schedule_t *s, coll_buf_t src, uint64_t base,
+                       uint64_t len, int k, int divide)
+{
+    int n = g->n, p = g->pos, dir = g->dir;
+    uint64_t soff, slen, roff, rlen;
+    coll_block(len, n, mod(p - dir * k, n), &soff, &slen);
+    coll_block(len, n, mod(p - dir * (k + 1), n), &roff, &rlen);
+    coll_send(s, peer_at(g, p + dir), k == 0 ? src : COLL_BUF_OUT, base + soff, slen);
+    coll_recv_reduce(s, peer_at(g, p - dir), COLL_BUF_OUT, base + roff, src, base + roff, rlen,
+                     COLL_OPF_SWAP);
+    if (k == n - 2 && divide)
+        coll_divide_op(s, COLL_BUF_OUT, base + roff, rlen);
+}
+
+void coll_ring_ag_step(const coll_ring_t *g, coll_schedule_t *s, uint64_t base, uint64_t len, int k)
+{
+    int n = g->n, p = g->pos, dir = g->dir;
+    uint64_t soff, slen, roff, rlen;
+    coll_block(len, n, mod(p + dir - dir * k, n), &soff, &slen);
+    coll_block(len, n, mod(p - dir * k, n), &roff, &rlen);
+    coll_send(s, peer_at(g, p + dir), COLL_BUF_OUT, base + soff, slen);
+    coll_recv(s, peer_at(g, p - dir), COLL_BUF_OUT, base + roff, rlen);
+}
+
 void coll_ring_allreduce_step(const coll_args_t *a, coll_schedule_t *s, uint64_t base, uint64_t len,
                               int dir, int k)
 {
-    int n = a->nranks, r = a->rank;
-    int right = mod(r + dir, n), left = mod(r - dir, n);
-    uint64_t soff, slen, roff, rlen;
-
-    if (k < n - 1) {
-        coll_block(len, n, mod(r - dir * k, n), &soff, &slen);
-        coll_block(len, n, mod(r - dir * (k + 1), n), &roff, &rlen);
-        coll_send(s, right, k == 0 ? COLL_BUF_IN : COLL_BUF_OUT, base + soff, slen);
-        coll_recv_reduce(s, left, COLL_BUF_OUT, base + roff, COLL_BUF_IN, base + roff, rlen,
-                         COLL_OPF_SWAP);
-        if (k == n - 2 && a->op == COLL_MEAN)
-            coll_divide_op(s, COLL_BUF_OUT, base + roff, rlen);
-        return;
-    }
-    int g = k - (n - 1);
-    coll_block(len, n, mod(r + dir - dir * g, n), &soff, &slen);
-    coll_block(len, n, mod(r - dir * g, n), &roff, &rlen);
-    coll_send(s, right, COLL_BUF_OUT, base + soff, slen);
-    coll_recv(s, left, COLL_BUF_OUT, base + roff, rlen);
+    coll_ring_t g = {.n = a->nranks, .pos = a->rank, .dir = dir, .members = NULL};
+    if (k < a->nranks - 1)
+        coll_ring_rs_step(&g, s, COLL_BUF_IN, base, len, k, a->op == COLL_MEAN);
+    else
+        coll_ring_ag_step(&g, s, base, len, k - (a->nranks - 1));
 }

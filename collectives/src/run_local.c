@@ -137,9 +137,10 @@ static int pass(run_t *r)
     return progressed;
 }
 
-static int drain_check(run_t *r)
+/* Frees the messages left over; with REPORT (no earlier error to keep) the first is an error. */
+static int drain_check(run_t *r, int report)
 {
-    int rc = 0;
+    int rc = report ? 0 : -1;
     for (int i = 0; i < r->n * r->n; i++) {
         while (r->fifo[i].head) {
             msg_t *m = r->fifo[i].head;
@@ -178,7 +179,7 @@ int coll_run_local(coll_schedule_t *const *scheds, void *const (*bufs)[COLL_BUF_
         if (r.step[rank] < scheds[rank]->nsteps)
             rc = fail(&r, "deadlock: rank %d is stuck in step %u of %u", rank, r.step[rank],
                       scheds[rank]->nsteps);
-    if (drain_check(&r) && rc == 0)
+    if (drain_check(&r, rc == 0))
         rc = -1;
 out:
     free(r.fifo);

@@ -129,6 +129,26 @@ void coll_divide_op(coll_schedule_t *s, coll_buf_t buf, uint64_t off, uint64_t c
            (coll_op_t){.kind = COLL_OP_DIVIDE, .buf = buf, .peer = -1, .off = off, .count = count});
 }
 
+void coll_send_token(coll_schedule_t *s, int peer)
+{
+    append(s, (coll_op_t){.kind = COLL_OP_SEND,
+                          .buf = COLL_BUF_OUT,
+                          .flags = COLL_KEEP_EMPTY,
+                          .peer = peer,
+                          .off = 0,
+                          .count = 0});
+}
+
+void coll_recv_token(coll_schedule_t *s, int peer)
+{
+    append(s, (coll_op_t){.kind = COLL_OP_RECV,
+                          .buf = COLL_BUF_OUT,
+                          .flags = COLL_KEEP_EMPTY,
+                          .peer = peer,
+                          .off = 0,
+                          .count = 0});
+}
+
 int coll_schedule_status(coll_schedule_t *s)
 {
     if (s->failed)

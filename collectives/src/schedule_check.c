@@ -67,6 +67,36 @@ static int check_op(const coll_schedule_t *s, const coll_op_t *op, uint32_t i, c
     if (comm && (op->peer < 0 || op->peer >= s->nranks || op->peer == s->rank))
         return fail(why, len, "op %u (%s): peer %d is not another rank of %d", i,
                     kind_names[op->kind], op->peer, s->nranks);
+    if (op->kind != COLL_OP_SEND && op->buf == COLL_BUF_IN && op->count > 0)
+        return fail(why, len, "op %u (%s) writes IN, the caller's input", i, kind_names[op->kind]);
+    return 0;
+}
+
+/* Whether a local op writes nothing that a send of its step may still be reading: a COPY onto
+ * its own source range (in place it is a no-op; out of place it writes other memory). */
+static int local_writes(const coll_schedule_t *s, const coll_op_t *op)
+{
+    return !(op->kind == COLL_OP_COPY && same(to_range(s, op->buf, op->off, op->count),
+                                              to_range(s, op->src_buf, op->src_off, op->count)));
+}
+
+/* Within one step: no local op (they run after the step's traffic) writes what a send of the
+ * step reads, because a transport may read a send's memory until the receiver has consumed it. */
+static int check_step_local(const coll_schedule_t *s, uint32_t st, char *why, unsigned len)
+{
+    const coll_step_t *step = &s->steps[st];
+    for (uint32_t a = step->first; a < step->first + step->count; a++) {
+        const coll_op_t *w = &s->ops[a];
+        if (w->kind <= COLL_OP_RECV_REDUCE || !local_writes(s, w))
+            continue;
+        range_t wr = to_range(s, w->buf, w->off, w->count);
+        for (uint32_t b = step->first; b < step->first + step->count; b++) {
+            const coll_op_t *o = &s->ops[b];
+            if (o->kind == COLL_OP_SEND && overlap(wr, to_range(s, o->buf, o->off, o->count)))
+                return fail(why, len, "step %u: op %u (%s) writes what send op %u reads", st, a,
+                            kind_names[w->kind], b);
+        }
+    }
     return 0;
 }
 
@@ -115,7 +145,7 @@ int coll_schedule_validate(const coll_schedule_t *s, char *why, unsigned len)
         for (uint32_t i = step->first; i < step->first + step->count; i++)
             if (check_op(s, &s->ops[i], i, why, len))
                 return -1;
-        if (check_step(s, st, why, len))
+        if (check_step(s, st, why, len) || check_step_local(s, st, why, len))
             return -1;
     }
     return 0;

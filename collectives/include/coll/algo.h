@@ -23,6 +23,13 @@
  *   all_to_all      elements per block; IN and OUT hold nranks blocks each (IN block q goes to
  *                   rank q and lands in its OUT block r)
  *   barrier         ignored
+ *
+ * Reductions (all_reduce, reduce_scatter) accept every pair coll_redop_valid accepts. Every
+ * element is reduced in an order the schedule fixes (operand order included, see COLL_OPF_SWAP),
+ * so all ranks and all runs get the same bits. MEAN sums, then divides once by nranks where the
+ * sum is final, so every rank divides the same bits. SQUARE_ADD adds the contributions as they
+ * are: squaring each is the caller's job (gcl squares its input before running the schedule).
+ * LOCAL builds no communication at all (see coll_build).
  */
 typedef struct {
     coll_collective_t coll;
@@ -35,7 +42,16 @@ typedef struct {
     /* Locality of the group's ranks: node_of[q] is the same number for ranks in one process (an
      * instance) and different otherwise. NULL when unknown; hierarchical algorithms need it. */
     const int *node_of;
+    /* Pipelined algorithms (trees, chains) cut their data into segments of about this many bytes
+     * so that the hops stream; 0 picks COLL_CHUNK_BYTES. Tests set it small to exercise many
+     * segments with little data. */
+    size_t chunk_bytes;
 } coll_args_t;
+
+/* Default segment size of pipelined algorithms, and the most segments they cut a range into
+ * (larger ranges get larger segments, so a schedule never has more than a few hundred steps). */
+#define COLL_CHUNK_BYTES  ((size_t)128 << 10)
+#define COLL_MAX_SEGMENTS 256
 
 typedef struct {
     const char *name;        /* as GCL_<COLLECTIVE>_ALGO takes it, e.g. "clockwise_ring" */
@@ -54,8 +70,37 @@ const coll_algo_t *coll_algo_find(coll_collective_t c, const char *name);
 /*
  * Builds the schedule of A's rank into S (reset first): fills in the buffer sizes and aliasing
  * that the collective implies, then runs the algorithm's builder. Returns 0, -EINVAL when the
- * algorithm does not support A (a sentence in *WHY), or -ENOMEM.
+ * arguments are invalid (rank or root outside the group, a type/operator pair that
+ * coll_redop_valid rejects for a reducing collective) or the algorithm does not support A (a
+ * sentence in *WHY), or -ENOMEM.
+ *
+ * COLL_LOCAL on all_reduce and reduce_scatter builds a schedule without communication whatever
+ * the algorithm: every rank keeps its own values (OUT = IN, or IN's block RANK for
+ * reduce_scatter), and s->algo is "local".
  */
 int coll_build(const coll_algo_t *algo, const coll_args_t *a, coll_schedule_t *s, const char **why);
+
+/*
+ * The automatic choice (collectives/src/choose.c): an algorithm of A->coll that supports A,
+ * picked from the message size (count x elem_size), the group size and, when A->node_of is set,
+ * how the ranks spread over nodes. Never NULL for a valid collective. coll_algo_choose also
+ * writes a sentence saying what it picked and why into WHY (if not NULL), for gcl to log.
+ */
+const coll_algo_t *coll_algo_auto(const coll_args_t *a);
+const coll_algo_t *coll_algo_choose(const coll_args_t *a, char *why, unsigned len);
+
+/*
+ * The environment variable that forces an algorithm of C, e.g. "GCL_ALLREDUCE_ALGO" (gcl reads
+ * it; collectives/ does no I/O). NULL for an invalid collective.
+ */
+const char *coll_algo_env_name(coll_collective_t c);
+
+/*
+ * Resolves a forced name: NULL, "" or "auto" gives coll_algo_choose's pick; any other NAME must
+ * be an algorithm of A->coll that supports A. Returns 0 with *OUT set, or -EINVAL with a sentence
+ * in WHY (unknown name, listing the known ones; or why the algorithm cannot run A).
+ */
+int coll_algo_select(const coll_args_t *a, const char *name, const coll_algo_t **out, char *why,
+                     unsigned len);
 
 #endif /* COLL_ALGO_H */

@@ -95,6 +95,9 @@ void coll_copy(coll_schedule_t *s, coll_buf_t buf, uint64_t off, coll_buf_t src,
 void coll_reduce_op(coll_schedule_t *s, coll_buf_t buf, uint64_t off, coll_buf_t src,
                     uint64_t src_off, uint64_t count, unsigned flags);
 void coll_divide_op(coll_schedule_t *s, coll_buf_t buf, uint64_t off, uint64_t count);
+/* A zero-element message that is kept (a barrier's token): SEND and RECV of OUT[0, +0). */
+void coll_send_token(coll_schedule_t *s, int peer);
+void coll_recv_token(coll_schedule_t *s, int peer);
 /* 0, or -ENOMEM when an append failed. Also drops a trailing empty step. */
 int coll_schedule_status(coll_schedule_t *s);
 
@@ -104,8 +107,11 @@ void coll_block(uint64_t count, int n, int i, uint64_t *off, uint64_t *len);
 
 /*
  * Checks the rules above that one schedule can break on its own: ranges inside their buffers,
- * peers in range and not the rank itself, no op writing what a send of its step reads, no two
- * receives of a step writing overlapping ranges. Returns 0, or -1 with a sentence in WHY.
+ * peers in range and not the rank itself, no op writing what a send of its step reads (a COPY
+ * onto its own source range is allowed: it writes nothing when the call is in place), no two
+ * receives of a step writing overlapping ranges, and no op writing IN (the caller's input;
+ * in-place calls write it through OUT). IN and OUT are checked as if the call were in place.
+ * Returns 0, or -1 with a sentence in WHY.
  */
 int coll_schedule_validate(const coll_schedule_t *s, char *why, unsigned len);
 

@@ -1,0 +1,65 @@
+/*
+ * Helpers shared by the schedule builders of several algorithms. Private to collectives/: the
+ * algorithms include it, nothing outside this directory does.
+ */
+#ifndef COLL_BUILDERS_H
+#define COLL_BUILDERS_H
+
+#include "coll/algo.h"
+
+/* X modulo N in 0 .. n-1, also for negative X. */
+static inline int coll_mod(int x, int n)
+{
+    return ((x % n) + n) % n;
+}
+
+/* The largest power of two that is at most N (N >= 1), and its base-2 logarithm. */
+int coll_pof2_floor(int n);
+int coll_log2_floor(int n);
+/* The smallest K with 2^K >= N (0 for N <= 1). */
+int coll_log2_ceil(int n);
+
+/*
+ * Recursive doubling and halving need a power-of-two number of ranks. With n = p + extra ranks
+ * (p the largest power of two <= n), the first 2*extra ranks pair up before the main phase: each
+ * even one hands its data to the odd one above it and sits the main phase out, and the p ranks
+ * left take "new ranks" 0 .. p-1 in rank order (odd rank r < 2*extra is new rank r/2, rank
+ * r >= 2*extra is new rank r - extra). At the end the odd ranks hand the result back.
+ */
+typedef struct {
+    int p, extra;
+    int newrank; /* this rank's new rank, or -1 when it sits the main phase out */
+} coll_pof2_t;
+
+void coll_pof2_init(coll_pof2_t *f, int n, int rank);
+/* The group rank of new rank NR. */
+int coll_pof2_rank(const coll_pof2_t *f, int nr);
+
+/* Elements [*off, *off + *len) of blocks LO .. LO+W-1 when COUNT elements form NBLOCKS blocks
+ * (coll_block): consecutive blocks are contiguous, so any run of them is one range. */
+void coll_block_range(uint64_t count, int nblocks, int lo, int w, uint64_t *off, uint64_t *len);
+
+/* How many segments a pipelined algorithm cuts LEN elements into: about A->chunk_bytes each (or
+ * COLL_CHUNK_BYTES), at least 1 and at most COLL_MAX_SEGMENTS. */
+int coll_nsegments(const coll_args_t *a, uint64_t len);
+
+/*
+ * Appends local ops that fold N contributions of LEN elements, in rank order 0 .. n-1, into
+ * OUT[out_off, +len): ((c0 OP c1) OP c2) ... Rank RANK's own contribution is OWN[own_off, +len)
+ * (which may be the very range OUT names, as in an in-place call); every other rank q's sits in
+ * TMP at tmp_off + slot(q) * tmp_stride, where slot(q) = q for q < rank and q - 1 above. The
+ * slot of rank 0 is used as the accumulator while folding the ranks below RANK, so every rank
+ * runs the same sequence of operations on the same operands and gets the same bits.
+ */
+void coll_fold_ranks(coll_schedule_t *s, int n, int rank, uint64_t out_off, coll_buf_t own,
+                     uint64_t own_off, uint64_t tmp_off, uint64_t tmp_stride, uint64_t len);
+
+/* Operand order for a reduction between this rank and PEER's data: the lower rank's data is
+ * the left operand, so both sides of a pairwise exchange compute the same bits. Returns the
+ * flags for a RECV_REDUCE whose local operand is this rank's. */
+static inline unsigned coll_order_flags(int rank, int peer)
+{
+    return peer < rank ? COLL_OPF_SWAP : 0u;
+}
+
+#endif /* COLL_BUILDERS_H */
