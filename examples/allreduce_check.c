@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "check_args.h"
+#include "common/parse.h"
 #include "check_values.h"
 #include "gcl/gcl.h"
 
@@ -151,16 +152,6 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
     free(send);
     free(recv);
     return rc;
-}
-
-static void format_bytes(size_t b, char *buf, size_t len)
-{
-    if (b >= (1u << 20) && b % (1u << 20) == 0)
-        snprintf(buf, len, "%zu MiB", b >> 20);
-    else if (b >= 1024 && b % 1024 == 0)
-        snprintf(buf, len, "%zu KiB", b >> 10);
-    else
-        snprintf(buf, len, "%zu B", b);
 }
 
 int main(int argc, char **argv)

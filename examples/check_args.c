@@ -1,5 +1,6 @@
 /* allreduce-check's options; see usage() for what they mean. */
 #include "check_args.h"
+#include "common/parse.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -27,38 +28,12 @@ static const char *const usage_text =
     "  -v, --verbose         one line per check\n"
     "  -h, --help            this text\n";
 
-static int parse_int(const char *s, int lo, int *out)
+static int parse_count(const char *s, int lo, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > INT_MAX)
+    long v;
+    if (parse_int(s, lo, 1 << 30, &v) != 0)
         return -1;
     *out = (int)v;
-    return 0;
-}
-
-int check_parse_bytes(const char *text, size_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!*text || *text == '-')
-        return -1;
-    unsigned long long v = strtoull(text, &end, 10);
-    unsigned long long mul = 1;
-    if (end == text || errno)
-        return -1;
-    if (*end == 'K' || *end == 'k')
-        mul = 1ull << 10;
-    else if (*end == 'M' || *end == 'm')
-        mul = 1ull << 20;
-    else if (*end == 'G' || *end == 'g')
-        mul = 1ull << 30;
-    if (mul != 1)
-        end++;
-    if (*end || v > (1ull << 40) / mul)
-        return -1;
-    *out = (size_t)(v * mul);
     return 0;
 }
 
@@ -91,7 +66,7 @@ static int parse_list(const char *opt, const char *list, int *n, void *out, size
 
 static int parse_size_item(const char *s, void *out)
 {
-    return check_parse_bytes(s, out);
+    return parse_bytes(s, out);
 }
 
 static int parse_group_item(const char *s, void *out)
@@ -135,7 +110,7 @@ static int parse_option(check_opts_t *o, const char *opt, const char *val)
         fprintf(stderr, "allreduce-check: unknown option '%s' (try --help)\n", opt);
         return 2;
     }
-    if (parse_int(val, lo, target) != 0) {
+    if (parse_count(val, lo, target) != 0) {
         fprintf(stderr, "allreduce-check: %s '%s': expected an integer of at least %d\n", opt,
                 val, lo);
         return 2;

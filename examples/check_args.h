@@ -30,7 +30,4 @@ int check_parse_args(int argc, char **argv, check_opts_t *o);
  * after printing a one-line error. */
 int check_resolve_groups(check_opts_t *o, int nreplicas);
 
-/* Parses "64M", "1K", "100" into bytes. Returns 0 or -1. */
-int check_parse_bytes(const char *text, size_t *out);
-
 #endif

@@ -1,4 +1,10 @@
-/* Communicators: a replica group seen from one IPU position. No communication to create one. */
+/*
+ * Communicators: a replica group seen from one IPU position. Creating one needs no
+ * communication. A communicator's key, which names it in every message, is derived from the
+ * IPU position and how many communicators that IPU created before: the same on every replica
+ * that creates its communicators in the same order, so that a replica which creates them in
+ * another order (or over another group) is caught as a mismatch at its first collective.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,11 +12,9 @@
 #include "internal.h"
 #include "log.h"
 
-/* FNV-1a over a few integers: communicator keys and algorithm hashes. */
-uint32_t gcl_hash_ints(const int *v, int n);
 uint32_t gcl_hash_ints(const int *v, int n)
 {
-    uint32_t h = 2166136261u;
+    uint32_t h = 2166136261u; /* FNV-1a */
     for (int i = 0; i < n; i++) {
         uint32_t x = (uint32_t)v[i];
         for (int b = 0; b < 4; b++) {
@@ -21,24 +25,26 @@ uint32_t gcl_hash_ints(const int *v, int n)
     return h;
 }
 
-/* How many communicators over GROUP this IPU created before; counts this one. */
-static int next_serial(struct gcl_ctx *ctx, coll_group_t group, uint32_t *serial)
+/* A communicator over SIZE ranks; the caller fills members, ipus and node_of. */
+static struct gcl_comm *comm_alloc(struct gcl_ctx *ctx, int size)
 {
-    for (int i = 0; i < ctx->nspecs; i++) {
-        if (ctx->specs[i].group.kind == group.kind && ctx->specs[i].group.size == group.size) {
-            *serial = ctx->specs[i].created++;
-            return 0;
-        }
+    struct gcl_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->members = malloc((size_t)size * sizeof(int));
+    c->ipus = malloc((size_t)size * sizeof(int));
+    c->node_of = malloc((size_t)size * sizeof(int));
+    if (!c->members || !c->ipus || !c->node_of) {
+        free(c->members);
+        free(c->ipus);
+        free(c->node_of);
+        free(c);
+        return NULL;
     }
-    void *p = realloc(ctx->specs, (size_t)(ctx->nspecs + 1) * sizeof *ctx->specs);
-    if (!p)
-        return -1;
-    ctx->specs = p;
-    ctx->specs[ctx->nspecs].group = group;
-    ctx->specs[ctx->nspecs].created = 1;
-    ctx->nspecs++;
-    *serial = 0;
-    return 0;
+    c->ctx = ctx;
+    c->size = size;
+    coll_schedule_init(&c->sched);
+    return c;
 }
 
 gcl_status_t gcl_comm_create(gcl_ctx_t ctx, gcl_group_t group, gcl_comm_t *out)
@@ -55,33 +61,52 @@ gcl_status_t gcl_comm_create(gcl_ctx_t ctx, gcl_group_t group, gcl_comm_t *out)
                             "gcl_comm_create: group %s over %d replicas: %s",
                             coll_group_format(g, text, sizeof text), inst->num_replicas, why);
     }
-    struct gcl_comm *c = calloc(1, sizeof *c);
-    int size = coll_group_size(g, inst->num_replicas);
-    uint32_t serial;
-    if (!c || !(c->members = malloc((size_t)size * sizeof(int))) ||
-        !(c->node_of = malloc((size_t)size * sizeof(int))) || next_serial(ctx, g, &serial)) {
-        if (c) {
-            free(c->members);
-            free(c->node_of);
-        }
-        free(c);
+    struct gcl_comm *c = comm_alloc(ctx, coll_group_size(g, inst->num_replicas));
+    if (!c)
         return gcl_ctx_fail(ctx, GCL_ERR_NO_HOST_MEMORY, "gcl_comm_create: out of memory");
-    }
-    c->ctx = ctx;
     c->group = g;
-    c->size = size;
     c->rank = coll_group_rank(g, inst->num_replicas, ctx->replica);
-    for (int r = 0; r < size; r++) {
+    for (int r = 0; r < c->size; r++) {
         c->members[r] = coll_group_member(g, inst->num_replicas, ctx->replica, r);
-        c->node_of[r] = inst->ipu_instance[c->members[r] * inst->ipr];
+        c->ipus[r] = c->members[r] * inst->ipr + ctx->ipu_pos;
+        c->node_of[r] = inst->ipu_instance[c->ipus[r]];
     }
-    int parts[4] = {(int)g.kind, g.size, ctx->ipu_pos, (int)serial};
-    c->key = gcl_hash_ints(parts, 4);
-    coll_schedule_init(&c->sched);
+    int parts[3] = {0x636f6d6d /* "comm" */, ctx->ipu_pos, (int)ctx->comms_created++};
+    c->key = gcl_hash_ints(parts, 3);
     c->next = ctx->comms;
     ctx->comms = c;
     *out = c;
     return GCL_OK;
+}
+
+struct gcl_comm *gcl_ctx_p2p_comm(struct gcl_ctx *ctx)
+{
+    if (ctx->p2p)
+        return ctx->p2p;
+    struct gcl_instance *inst = ctx->inst;
+    struct gcl_comm *c = comm_alloc(ctx, inst->ipr);
+    if (!c)
+        return NULL;
+    c->group = (coll_group_t){COLL_GROUP_ALL, 0};
+    c->rank = ctx->ipu_pos;
+    for (int r = 0; r < c->size; r++) {
+        c->members[r] = -1;
+        c->ipus[r] = ctx->replica * inst->ipr + r;
+        c->node_of[r] = inst->instance_index;
+    }
+    int parts[1] = {0x70327032 /* "p2p2" */};
+    c->key = gcl_hash_ints(parts, 1);
+    ctx->p2p = c;
+    return c;
+}
+
+static void comm_free(struct gcl_comm *c)
+{
+    coll_schedule_free(&c->sched);
+    free(c->members);
+    free(c->ipus);
+    free(c->node_of);
+    free(c);
 }
 
 void gcl_comm_destroy(gcl_comm_t comm)
@@ -94,10 +119,19 @@ void gcl_comm_destroy(gcl_comm_t comm)
             break;
         }
     }
-    coll_schedule_free(&comm->sched);
-    free(comm->members);
-    free(comm->node_of);
-    free(comm);
+    comm_free(comm);
+}
+
+void gcl_ctx_free_comms(struct gcl_ctx *ctx)
+{
+    while (ctx->comms)
+        gcl_comm_destroy(ctx->comms);
+    if (ctx->p2p)
+        comm_free(ctx->p2p);
+    ctx->p2p = NULL;
+    free(ctx->p2p_counts);
+    ctx->p2p_counts = NULL;
+    ctx->np2p_counts = ctx->p2p_cap = 0;
 }
 
 int gcl_comm_rank(gcl_comm_t comm)

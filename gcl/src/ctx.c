@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "log.h"
+#include "request.h"
 
 gcl_status_t gcl_ctx_fail(struct gcl_ctx *ctx, gcl_status_t status, const char *fmt, ...)
 {
@@ -62,15 +63,6 @@ int gcl_peer_gone(struct gcl_ctx *ctx, int ipu, char *why, size_t len)
     return 0;
 }
 
-static void free_comms(struct gcl_ctx *ctx)
-{
-    while (ctx->comms)
-        gcl_comm_destroy(ctx->comms);
-    free(ctx->specs);
-    ctx->specs = NULL;
-    ctx->nspecs = 0;
-}
-
 static void *ipu_thread(void *arg)
 {
     struct gcl_ctx *ctx = arg;
@@ -80,7 +72,8 @@ static void *ipu_thread(void *arg)
     atomic_store(&me->run_gen, inst->run_gen);
     atomic_store(&me->state, HB_IPU_RUNNING);
     ctx->status = ctx->program(ctx, ctx->arg);
-    free_comms(ctx);
+    gcl_request_abandon_all(ctx);
+    gcl_ctx_free_comms(ctx);
     if (ctx->status == GCL_OK) {
         atomic_store(&me->state, HB_IPU_FINISHED);
     } else {

@@ -8,16 +8,19 @@
 #include <string.h>
 
 #include "log.h"
+#include "request.h"
 
-gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const void *in, void *out,
-                            const gcl_sig_t *sig, const char *what)
+gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const coll_schedule_t *sched,
+                            const void *in, void *out, const gcl_sig_t *sig, uint64_t key,
+                            const char *what)
 {
     memset(x, 0, sizeof *x);
     x->comm = comm;
-    x->sched = &comm->sched;
+    x->sched = sched;
     x->sig = *sig;
     x->what = what;
-    x->phantom = 0;
+    x->key0 = key;
+    x->phantom = comm->ctx->inst->phantom;
     x->info = (coll_exec_info_t){(coll_dtype_t)sig->dtype, (coll_redop_t)sig->op,
                                  coll_dtype_size((coll_dtype_t)sig->dtype), comm->size};
     x->bufs[COLL_BUF_IN] = (void *)in;
@@ -55,11 +58,11 @@ static gcl_status_t post_step(gcl_exec_t *x)
         int peer = gcl_comm_peer_ipu(c, op->peer);
         int is_send = op->kind == COLL_OP_SEND;
         uint32_t idx = is_send ? x->sent[op->peer]++ : x->recvd[op->peer]++;
-        *t = (gcl_xfer_t){.tp = gcl_transport_for(c->ctx, peer), .ctx = c->ctx,
+        *t = (gcl_xfer_t){.tp = gcl_transport_for(c->ctx, peer), .ctx = c->ctx, .comm = c,
                           .is_send = is_send, .peer_ipu = peer,
                           .peer_hl = c->ctx->inst->ipu_hostlocal[peer], .op = op,
                           .bufs = x->bufs, .info = &x->info, .sig = &x->sig,
-                          .key0 = ((uint64_t)c->key << 32) | x->sig.seq,
+                          .key0 = x->key0,
                           .key1 = (uint64_t)idx << 32, .bytes = op->count * x->info.elem_size,
                           .phantom = x->phantom, .slot = -1};
         gcl_status_t rc = t->tp->start(t);
@@ -148,7 +151,7 @@ static void describe_absent(gcl_exec_t *x, char *buf, size_t len)
 {
     struct gcl_comm *c = x->comm;
     struct gcl_instance *inst = c->ctx->inst;
-    uint64_t key0 = ((uint64_t)c->key << 32) | x->sig.seq;
+    uint64_t key0 = x->key0;
     size_t used = 0;
     int shown = 0;
     buf[0] = '\0';
@@ -168,6 +171,39 @@ static void describe_absent(gcl_exec_t *x, char *buf, size_t len)
     }
 }
 
+/*
+ * A message addressed to this IPU that waits unclaimed and gives the peer away: one of this call
+ * (same key) with another signature is proof of a mismatch at any time; one of another call of
+ * this communicator from a peer this rank waits for is proof once the wait has timed out (the
+ * peer went past, or skipped, this call). Returns 1 and a sentence naming both sides.
+ */
+static int find_mismatch(gcl_exec_t *x, int timed_out, char *why, size_t len)
+{
+    struct gcl_comm *c = x->comm;
+    struct gcl_instance *inst = c->ctx->inst;
+    hostbox_t *hb = &inst->hb;
+    int me = c->ctx->hostlocal;
+    for (int r = 0; r < c->size; r++) {
+        int ipu = c->ipus[r], hl = inst->ipu_hostlocal[ipu];
+        if (r == c->rank || hl < 0)
+            continue;
+        for (int i = 0; i < hb->nslots; i++) {
+            hb_slot_t *s = hb_slot(hb, hl, me, i);
+            if (atomic_load_explicit(&s->state, memory_order_acquire) != HB_SLOT_FULL)
+                continue;
+            gcl_sig_t theirs = s->sig;
+            uint64_t key = s->key0;
+            int same_call = key == x->key0 && memcmp(&theirs, &x->sig, sizeof theirs) != 0;
+            int other_call = timed_out && (key >> 32) == (x->key0 >> 32) && key != x->key0;
+            if (!same_call && !other_call)
+                continue;
+            gcl_mismatch_text(inst, c->ctx->global_ipu, &x->sig, ipu, &theirs, why, len);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The context of every message about this call: "all_reduce #3 (all, rank 2 of 8, step 4/14)". */
 static void describe_call(gcl_exec_t *x, char *buf, size_t len)
 {
@@ -178,10 +214,13 @@ static void describe_call(gcl_exec_t *x, char *buf, size_t len)
 }
 
 /* Every ~100 ms of waiting: did a peer die, did this instance abort, is it time to warn? */
-static gcl_status_t check_waiting(gcl_exec_t *x, gcl_waiter_t *w)
+gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
 {
     struct gcl_ctx *ctx = x->comm->ctx;
     char call[160], why[256], pending[768];
+    /* A mismatch first: it explains any peer that has given up since. */
+    if (gcl_poisoned(ctx, x->key0))
+        return GCL_ERR_MISMATCH;
     if (atomic_load(&ctx->inst->abort)) {
         describe_call(x, call, sizeof call);
         return gcl_ctx_fail(ctx, GCL_ERR_ABORTED, "%s: aborted because another IPU of this "
@@ -194,9 +233,14 @@ static gcl_status_t check_waiting(gcl_exec_t *x, gcl_waiter_t *w)
             return gcl_ctx_fail(ctx, GCL_ERR_PEER_FAILED, "%s: %s", call, why);
         }
     }
+    char mism[640];
+    if (find_mismatch(x, 0, mism, sizeof mism))
+        return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
     double stalled = gcl_waiter_stalled(w);
     if (stalled < w->stall_warn_s && stalled < w->timeout_s)
         return GCL_OK;
+    if (stalled >= w->timeout_s && find_mismatch(x, 1, mism, sizeof mism))
+        return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
     char absent[768];
     describe_call(x, call, sizeof call);
     describe_pending(x, pending, sizeof pending);
@@ -214,42 +258,12 @@ static gcl_status_t check_waiting(gcl_exec_t *x, gcl_waiter_t *w)
     return GCL_OK;
 }
 
-static gcl_status_t wait_loop(gcl_exec_t *x, gcl_waiter_t *w, hostbox_t *hb,
-                              struct gcl_ctx *ctx);
-
-gcl_status_t gcl_exec_wait(gcl_exec_t *x)
+int gcl_exec_polls(const gcl_exec_t *x)
 {
-    struct gcl_ctx *ctx = x->comm->ctx;
-    hostbox_t *hb = &ctx->inst->hb;
-    gcl_waiter_t w;
-    gcl_waiter_init(&w, &ctx->inst->params);
-    atomic_store(&hb->ipus[ctx->hostlocal].last_call, ((uint64_t)x->comm->key << 32) | x->sig.seq);
-    return x->status = wait_loop(x, &w, hb, ctx);
-}
-
-static gcl_status_t wait_loop(gcl_exec_t *x, gcl_waiter_t *w, hostbox_t *hb, struct gcl_ctx *ctx)
-{
-    while (!x->done) {
-        uint32_t seen = atomic_load(&hb->ipus[ctx->hostlocal].doorbell);
-        int rc = gcl_exec_progress(x);
-        if (rc < 0)
-            return (gcl_status_t)rc;
-        if (x->done)
-            break;
-        if (rc > 0) {
-            gcl_waiter_progress(w);
-            continue;
-        }
-        int must_poll = 0;
-        for (uint32_t i = 0; i < x->nxfers; i++)
-            must_poll |= !x->xfers[i].done && x->xfers[i].tp->polls;
-        if (gcl_waiter_idle(w, hb, ctx->hostlocal, seen, must_poll)) {
-            gcl_status_t st = check_waiting(x, w);
-            if (st != GCL_OK)
-                return st;
-        }
-    }
-    return GCL_OK;
+    for (uint32_t i = 0; i < x->nxfers; i++)
+        if (!x->xfers[i].done && x->xfers[i].tp->polls)
+            return 1;
+    return 0;
 }
 
 void gcl_exec_finish(gcl_exec_t *x)
@@ -262,6 +276,7 @@ void gcl_exec_finish(gcl_exec_t *x)
     free(x->recvd);
     free(x->tmp_alloc);
     x->xfers = NULL;
+    x->nxfers = x->xcap = 0;
     x->sent = x->recvd = NULL;
     x->tmp_alloc = NULL;
 }

@@ -75,6 +75,11 @@ typedef struct {
     _Atomic uint32_t run_gen;
     int32_t pid, instance, global_ipu;
     _Atomic uint64_t last_call; /* key0 of the last collective it entered (0: none yet) */
+    /* A peer that found this IPU's call mismatched leaves the key of the call and the reason
+     * here, so that every replica of the call fails with it, not just the two that met. */
+    _Atomic uint32_t poison_lock;
+    _Atomic uint64_t poison_key;
+    char poison[400];
     char reason[200]; /* why it FAILED, for its peers' error messages */
 } hb_ipu_t;
 

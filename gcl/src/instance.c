@@ -206,6 +206,7 @@ static gcl_status_t setup_shape(struct gcl_instance *inst, const gcl_config_t *c
     inst->num_ipus = inst->num_replicas * inst->ipr;
     inst->num_local_ipus = inst->pd.num_local_replicas * inst->ipr;
     inst->first_ipu = inst->pd.replica_offset * inst->ipr;
+    inst->phantom = inst->params.sim_phantom || inst->pd.offline;
     return GCL_OK;
 }
 

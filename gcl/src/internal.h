@@ -48,6 +48,7 @@ struct gcl_instance {
     uint32_t run_gen;          /* gcl_run calls so far */
     atomic_int abort;          /* a local IPU failed in this gcl_run */
     atomic_int first_failure;  /* local index of the IPU that failed first, or -1 */
+    int phantom;               /* buffers carry sizes, no data (GCL_SIM_PHANTOM, offline mode) */
     int failed;                /* gcl_init or a gcl_run failed: finalize must not wait */
     pthread_mutex_t lock;
     char error[GCL_ERRLEN];
@@ -62,12 +63,13 @@ struct gcl_ctx {
     gcl_program_t program;
     void *arg;
     gcl_status_t status;
-    struct gcl_comm *comms; /* every live communicator of this IPU, to free at the end */
-    struct {
-        coll_group_t group;
-        uint32_t created;
-    } *specs; /* communicators created so far per group, so keys differ */
-    int nspecs;
+    char last_error[GCL_ERRLEN]; /* of the last point-to-point call */
+    struct gcl_comm *comms;   /* every live communicator of this IPU, to free at the end */
+    uint32_t comms_created;   /* so far: names the next communicator */
+    struct gcl_comm *p2p;     /* the IPUs of this replica, for gcl_send / gcl_recv */
+    struct gcl_p2p_count *p2p_counts; /* messages so far per (peer, tag, direction) */
+    int np2p_counts, p2p_cap;
+    struct gcl_request *active; /* started, unfinished requests: progressed by every wait */
     char error[GCL_ERRLEN];
 };
 
@@ -76,19 +78,30 @@ struct gcl_comm {
     struct gcl_comm *next; /* in ctx->comms */
     coll_group_t group;
     int rank, size;
-    int *members; /* [size]: global replica of each group rank */
+    int *members; /* [size]: global replica of each group rank (-1 for the p2p communicator) */
+    int *ipus;    /* [size]: global IPU of each rank: the peers messages go to */
     int *node_of; /* [size]: instance of each group rank (locality for algorithm choice) */
     uint32_t key; /* names the communicator in every message */
     uint32_t seq; /* collectives started so far */
-    coll_schedule_t sched;
+    coll_schedule_t sched; /* reused by blocking calls */
+    const void *last_algo[COLL_COLLECTIVE_COUNT]; /* the automatic choice last logged */
+    char algo[COLL_COLLECTIVE_COUNT][48];         /* forced per communicator, "" if not */
+    const char *last_used[COLL_COLLECTIVE_COUNT]; /* the algorithm of the last call */
     char error[GCL_ERRLEN];
 };
 
-/* The global IPU of group rank RANK of COMM (the same IPU position in another replica). */
+/* The global IPU of rank RANK of COMM. */
 static inline int gcl_comm_peer_ipu(const struct gcl_comm *c, int rank)
 {
-    return c->members[rank] * c->ctx->inst->ipr + c->ctx->ipu_pos;
+    return c->ipus[rank];
 }
+
+uint32_t gcl_hash_ints(const int *v, int n);
+/* CTX's communicator over the IPUs of its own replica (rank = IPU position), made on first use;
+ * NULL when out of memory. */
+struct gcl_comm *gcl_ctx_p2p_comm(struct gcl_ctx *ctx);
+/* Frees every communicator of CTX and its point-to-point state (end of gcl_run). */
+void gcl_ctx_free_comms(struct gcl_ctx *ctx);
 
 /* Records a failure of CTX's current call: its status and a sentence for gcl_last_error. */
 gcl_status_t gcl_ctx_fail(struct gcl_ctx *ctx, gcl_status_t status, const char *fmt, ...)

@@ -47,6 +47,9 @@ static const param_def_t params[] = {
      "bytes per piece of a message carried by the MPI transport"},
     {"GCL_TRANSPORT", "auto", P_CHOICE, OFF(transport), 0, 0, "auto|shm|mpi", 0,
      "transport between instances: auto (shm on a host, mpi between hosts), shm, or mpi"},
+    {"GCL_SIM_PHANTOM", "0", P_LONG, OFF(sim_phantom), 0, 1, NULL, 0,
+     "1: phantom mode, buffers carry sizes but no data; only simulated time is computed (poprun "
+     "--offline-mode sets it)"},
     {"GCL_ALLREDUCE_ALGO", "auto", P_ALGO, OFF(algo[COLL_ALLREDUCE]), 0, 0, NULL, COLL_ALLREDUCE,
      "all_reduce algorithm: auto or a name from `gcl-info --algorithms`"},
     {"GCL_REDUCE_SCATTER_ALGO", "auto", P_ALGO, OFF(algo[COLL_REDUCE_SCATTER]), 0, 0, NULL,

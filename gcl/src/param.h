@@ -23,6 +23,7 @@ typedef struct {
     long shm_slots;  /* message slots per ordered pair of IPUs */
     long mpi_chunk_bytes;
     char transport[16]; /* auto, shm or mpi */
+    long sim_phantom;   /* 1: buffers carry sizes, no data */
     char algo[COLL_COLLECTIVE_COUNT][48];
 } gcl_params_t;
 

@@ -19,6 +19,7 @@ typedef struct gcl_transport gcl_transport_t;
 typedef struct gcl_xfer {
     const gcl_transport_t *tp;
     struct gcl_ctx *ctx;
+    struct gcl_comm *comm;
     int is_send;
     int peer_ipu; /* global IPU of the peer */
     int peer_hl;  /* the peer's index in the host box, or -1 */
@@ -58,6 +59,13 @@ const gcl_transport_t *gcl_transport_for(struct gcl_ctx *ctx, int peer);
 /* A receiver's check of an incoming message's signature and size against its own call. Returns
  * 0, or GCL_ERR_MISMATCH recorded with both sides described. */
 int gcl_xfer_check(gcl_xfer_t *x, const gcl_sig_t *theirs, uint64_t their_total);
+
+/* "all_reduce #3 of 1024 x f32, op sum, root -1, group all (algorithm 1a2b3c4d)". */
+void gcl_sig_describe(const gcl_sig_t *s, char *buf, size_t len);
+
+/* "mismatched calls: replica 3 (...) called A; replica 2 (...) called B", naming both sides. */
+void gcl_mismatch_text(const struct gcl_instance *inst, int ipu_a, const gcl_sig_t *a, int ipu_b,
+                       const gcl_sig_t *b, char *buf, size_t len);
 
 /* The MPI transport's per-instance state (transport_mpi.c). */
 gcl_status_t gcl_mpi_transport_init(struct gcl_instance *inst, char *err, size_t len);

@@ -39,6 +39,7 @@ extern "C" {
 typedef struct gcl_instance *gcl_instance_t;
 typedef struct gcl_ctx *gcl_ctx_t;
 typedef struct gcl_comm *gcl_comm_t;
+typedef struct gcl_request *gcl_request_t;
 
 /* Settings for a run without poprun. When the POPDIST_* variables are set (poprun sets them),
  * they win and these are ignored. Zero means the default. */
@@ -97,9 +98,11 @@ int gcl_ctx_num_replicas(gcl_ctx_t ctx); /* in the whole job */
 
 /*
  * Creates a communicator over the replica group of GROUP that holds this IPU's replica, for IPU
- * position gcl_ctx_ipu(ctx). Every replica of the group must create it (in any order relative
- * to communicators over other groups). No communication. Returns GCL_OK,
- * GCL_ERR_INVALID_ARGUMENT (the group does not divide the replicas) or GCL_ERR_NO_HOST_MEMORY.
+ * position gcl_ctx_ipu(ctx). No communication. Every replica must create its communicators in
+ * the same order (as MPI requires of communicator creation): a replica that creates them in
+ * another order, or over another group, fails its first collective with GCL_ERR_MISMATCH.
+ * Returns GCL_OK, GCL_ERR_INVALID_ARGUMENT (the group does not divide the replicas) or
+ * GCL_ERR_NO_HOST_MEMORY.
  */
 gcl_status_t gcl_comm_create(gcl_ctx_t ctx, gcl_group_t group, gcl_comm_t *out);
 /* Frees COMM (NULL is fine). Communicators left at the end of gcl_run are freed there. */
@@ -110,14 +113,105 @@ int gcl_comm_size(gcl_comm_t comm); /* replicas in the group */
 const char *gcl_last_error(gcl_comm_t comm);
 
 /*
- * All-reduce COUNT elements of TYPE with OP over COMM's group: on return RECVBUF holds the
- * reduction of every replica's SENDBUF, bitwise the same on every replica. In place when
- * SENDBUF == RECVBUF. Buffers belong to the caller and must not overlap otherwise.
- * Returns GCL_OK, GCL_ERR_INVALID_ARGUMENT (bad type/op pair, NULL buffer, huge count),
- * GCL_ERR_TIMEOUT, GCL_ERR_PEER_FAILED, GCL_ERR_ABORTED, GCL_ERR_MISMATCH or a transport error.
+ * Algorithms. COLLECTIVE is "all_reduce", "reduce_scatter", "all_gather", "broadcast",
+ * "all_to_all" or "barrier". gcl_algorithms returns how many algorithms it has (-1 for an unknown
+ * collective) and puts up to MAX of their names in NAMES. gcl_comm_set_algorithm forces one for
+ * COMM's calls of COLLECTIVE ("auto" restores the automatic choice), overriding
+ * GCL_<COLLECTIVE>_ALGO; every replica must force the same one, or its calls fail with
+ * GCL_ERR_MISMATCH. Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT (an unknown name).
  */
+int gcl_algorithms(const char *collective, const char **names, int max);
+/* The algorithm COMM's last call of COLLECTIVE ran (forced or chosen), or NULL before one. */
+const char *gcl_comm_algorithm(gcl_comm_t comm, const char *collective);
+gcl_status_t gcl_comm_set_algorithm(gcl_comm_t comm, const char *collective,
+                                    const char *algorithm);
+
+/*
+ * Collectives over COMM's group. Every replica of the group makes the same calls in the same
+ * order with the same arguments (count, type, op, root); a replica that does not is caught:
+ * every replica of the call gets GCL_ERR_MISMATCH and gcl_last_error() names both sides.
+ * Results are bitwise the same on every replica, and from run to run. Buffers belong to the
+ * caller and must stay valid (and the input unchanged) until the call completes.
+ *
+ * Counts follow NCCL. In place is allowed where noted, with the layout given; any other
+ * overlap of input and output is GCL_ERR_INVALID_ARGUMENT.
+ *
+ * Each returns GCL_OK, GCL_ERR_INVALID_ARGUMENT (type/op pair, NULL buffer, root, overlap),
+ * GCL_ERR_MISMATCH, GCL_ERR_TIMEOUT (no progress for GCL_TIMEOUT_S), GCL_ERR_PEER_FAILED,
+ * GCL_ERR_ABORTED, GCL_ERR_NO_HOST_MEMORY or a transport error.
+ */
+
+/* RECVBUF[i] = OP over the group of SENDBUF[i], i < COUNT. In place: SENDBUF == RECVBUF. */
 gcl_status_t gcl_all_reduce(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
                             gcl_dtype_t type, gcl_redop_t op);
+
+/* SENDBUF holds size x RECVCOUNT elements; rank r receives the reduction of block r.
+ * In place: RECVBUF == SENDBUF + rank x RECVCOUNT elements. */
+gcl_status_t gcl_reduce_scatter(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
+                                size_t recvcount, gcl_dtype_t type, gcl_redop_t op);
+
+/* RECVBUF holds size x SENDCOUNT elements; block r is rank r's SENDBUF.
+ * In place: SENDBUF == RECVBUF + rank x SENDCOUNT elements. */
+gcl_status_t gcl_all_gather(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
+                            size_t sendcount, gcl_dtype_t type);
+
+/* Every rank's RECVBUF gets rank ROOT's SENDBUF (COUNT elements). SENDBUF is read on the root
+ * only (it may be NULL elsewhere). In place: SENDBUF == RECVBUF. */
+gcl_status_t gcl_broadcast(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
+                           gcl_dtype_t type, int root);
+
+/* SENDBUF and RECVBUF hold size blocks of COUNT elements: block q of rank r's SENDBUF lands in
+ * block r of rank q's RECVBUF. In place: SENDBUF == RECVBUF. */
+gcl_status_t gcl_all_to_all(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
+                            gcl_dtype_t type);
+
+/* Returns once every rank of the group has entered the barrier. */
+gcl_status_t gcl_barrier(gcl_comm_t comm);
+
+/*
+ * Non-blocking forms: each starts the collective and returns a request at once; complete it with
+ * gcl_wait or gcl_test. Collectives on one communicator must be started in the same order on
+ * every replica; requests may be completed in any order (every wait or test also progresses
+ * the IPU's other outstanding requests, so none starves). A request not completed by the end
+ * of the program is cancelled there with a warning.
+ */
+gcl_status_t gcl_all_reduce_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
+                                  size_t count, gcl_dtype_t type, gcl_redop_t op,
+                                  gcl_request_t *req);
+gcl_status_t gcl_reduce_scatter_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
+                                      size_t recvcount, gcl_dtype_t type, gcl_redop_t op,
+                                      gcl_request_t *req);
+gcl_status_t gcl_all_gather_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
+                                  size_t sendcount, gcl_dtype_t type, gcl_request_t *req);
+gcl_status_t gcl_broadcast_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
+                                 size_t count, gcl_dtype_t type, int root, gcl_request_t *req);
+gcl_status_t gcl_all_to_all_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
+                                  size_t count, gcl_dtype_t type, gcl_request_t *req);
+gcl_status_t gcl_barrier_start(gcl_comm_t comm, gcl_request_t *req);
+
+/* Waits until REQ completes and frees it; returns its status (the detail in gcl_last_error of
+ * its communicator, or gcl_ctx_last_error for point-to-point). */
+gcl_status_t gcl_wait(gcl_request_t req);
+/* Progresses REQ without blocking. When it has completed, *DONE is 1, REQ is freed and its
+ * status returned; otherwise *DONE is 0 and GCL_OK is returned. */
+gcl_status_t gcl_test(gcl_request_t req, int *done);
+
+/*
+ * Point-to-point between the IPUs of one replica (pipeline stages): send COUNT elements of TYPE
+ * to IPU position DST of this replica, or receive them from SRC. Messages between two IPUs with
+ * one TAG (0 .. 2^20-1) are received in the order sent; different tags are independent. A
+ * receive whose count or type differs from the send's is GCL_ERR_MISMATCH on both sides.
+ */
+gcl_status_t gcl_send(gcl_ctx_t ctx, int dst, const void *buf, size_t count, gcl_dtype_t type,
+                      int tag);
+gcl_status_t gcl_recv(gcl_ctx_t ctx, int src, void *buf, size_t count, gcl_dtype_t type,
+                      int tag);
+gcl_status_t gcl_send_start(gcl_ctx_t ctx, int dst, const void *buf, size_t count,
+                            gcl_dtype_t type, int tag, gcl_request_t *req);
+gcl_status_t gcl_recv_start(gcl_ctx_t ctx, int src, void *buf, size_t count, gcl_dtype_t type,
+                            int tag, gcl_request_t *req);
+/* Text of the last failure of a call on CTX that has no communicator ("" when none). */
+const char *gcl_ctx_last_error(gcl_ctx_t ctx);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,65 @@
+/*
+ * gcl-bench: a benchmark of libgcl's collectives in the manner of nccl-tests, run under poprun.
+ * One row per size: bytes, count, type, op, time, algorithm and bus bandwidth, and the number of
+ * wrong elements from a check whose exact answer is known whatever the reduction order.
+ */
+#ifndef GCL_BENCH_H
+#define GCL_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gcl/gcl.h"
+
+enum { BENCH_MAX_ROWS = 64 };
+
+typedef struct {
+    const char *collective;
+    size_t min_bytes, max_bytes;
+    long factor, iters, warmup;
+    gcl_dtype_t type;
+    gcl_redop_t op;
+    gcl_group_t group;
+    const char *algo; /* NULL: automatic */
+    int root;
+    int check;
+    int compare_mpi;
+    int phantom;
+    const char *json;
+    const char *topology;
+    int replicas; /* without poprun */
+} bench_opts_t;
+
+typedef struct {
+    size_t bytes, count;
+    char algo[48];
+    double time_us, algbw, busbw;
+    uint64_t wrong;
+    double mpi_time_us, mpi_busbw; /* < 0 when not measured */
+    double sim_time_us, sim_busbw; /* < 0 when not simulated */
+} bench_row_t;
+
+typedef struct {
+    const bench_opts_t *o;
+    gcl_job_info_t info;
+    bench_row_t rows[BENCH_MAX_ROWS];
+    int nrows;
+    int failed;
+    char error[512];
+} bench_t;
+
+/* Parses ARGV: 0, 1 after printing help, or 2 after printing a one-line error. */
+int bench_parse(int argc, char **argv, bench_opts_t *o);
+/* The per-IPU program. */
+gcl_status_t bench_program(gcl_ctx_t ctx, void *arg);
+/* nccl-tests' bus-bandwidth factor of COLLECTIVE over N ranks. */
+double bench_bus_factor(const char *collective, int n);
+/* Elements per rank call for a size of BYTES (nccl-tests' meaning of size). */
+size_t bench_count(const char *collective, size_t bytes, size_t elem, int n);
+/* Times ITERS runs of the MPI collective matching O on SEND/RECV; the slowest rank's mean time
+ * per iteration in microseconds, or a negative value when there is no MPI equivalent. */
+double bench_mpi_time(const bench_opts_t *o, const void *send, void *recv, size_t count);
+/* Prints the table (and writes the JSON file). Returns 0, or -1 if the JSON file failed. */
+int bench_report(const bench_t *b, int nreplicas);
+
+#endif

@@ -1,0 +1,138 @@
+/* gcl-bench's command line. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "common/parse.h"
+
+static const char *const usage =
+    "usage: gcl-bench COLLECTIVE [options]\n"
+    "  COLLECTIVE: all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, barrier\n"
+    "  Run it under poprun: poprun --num-replicas 8 --num-instances 4 gcl-bench all_reduce\n"
+    "options:\n"
+    "  -b, --minbytes SIZE   smallest size (default 1K); sizes take K, M, G suffixes\n"
+    "  -e, --maxbytes SIZE   largest size (default 16M)\n"
+    "  -f, --stepfactor N    multiply the size by N each row (default 2)\n"
+    "  -n, --iters N         timed iterations per size (default 20)\n"
+    "  -w, --warmup N        untimed iterations first (default 5)\n"
+    "  -t, --type TYPE       f32 f16 bf16 i32 i64 u32 u64 bool (default f32)\n"
+    "  -o, --op OP           sum mean mul min max square_add logical_and logical_or local\n"
+    "                        (default sum)\n"
+    "  -g, --group GROUP     all, consecutive:K or orthogonal:K (default all)\n"
+    "  -a, --algo NAME       force an algorithm (default: the automatic choice)\n"
+    "  -r, --root R          broadcast root (default 0)\n"
+    "  -c, --check           check every result against its exact value (#wrong column)\n"
+    "      --compare mpi     also time the matching MPI collective (one replica per instance)\n"
+    "      --json FILE       write the rows as a JSON list\n"
+    "      --phantom         buffers carry sizes but no data (simulated time only)\n"
+    "      --topology T      simulated pod: M2000, POD16, POD64, POD128, POD256 or a file\n"
+    "      --replicas N      replicas when run without poprun (default 4)\n"
+    "  -h, --help            this text\n"
+    "Size is nccl-tests' size: the per-rank buffer of all_reduce, broadcast and all_to_all,\n"
+    "the input of reduce_scatter and the output of all_gather.\n";
+
+static int bad(const char *opt, const char *val, const char *want)
+{
+    fprintf(stderr, "gcl-bench: %s '%s': %s\n", opt, val ? val : "", want);
+    return 2;
+}
+
+/* One option with its value; returns 0 or 2. */
+static int option(bench_opts_t *o, const char *opt, const char *v)
+{
+    long x;
+#define IS(s, l) (!strcmp(opt, s) || !strcmp(opt, l))
+    if (IS("-b", "--minbytes"))
+        return parse_bytes(v, &o->min_bytes) ? bad(opt, v, "expected a size like 4, 1K, 64M") : 0;
+    if (IS("-e", "--maxbytes"))
+        return parse_bytes(v, &o->max_bytes) ? bad(opt, v, "expected a size like 4, 1K, 64M") : 0;
+    if (IS("-f", "--stepfactor"))
+        return parse_int(v, 2, 1024, &o->factor) ? bad(opt, v, "expected an integer from 2") : 0;
+    if (IS("-n", "--iters"))
+        return parse_int(v, 1, 1000000, &o->iters) ? bad(opt, v, "expected an integer from 1") : 0;
+    if (IS("-w", "--warmup"))
+        return parse_int(v, 0, 1000000, &o->warmup) ? bad(opt, v, "expected an integer from 0")
+                                                    : 0;
+    if (IS("-t", "--type"))
+        return gcl_dtype_parse(v, &o->type) ? bad(opt, v, "expected f32 f16 bf16 i32 i64 u32 "
+                                                          "u64 or bool")
+                                            : 0;
+    if (IS("-o", "--op"))
+        return gcl_redop_parse(v, &o->op) ? bad(opt, v, "expected sum mean mul min max "
+                                                        "square_add logical_and logical_or local")
+                                          : 0;
+    if (IS("-g", "--group"))
+        return gcl_group_parse(v, &o->group) ? bad(opt, v, "expected all, consecutive:K or "
+                                                           "orthogonal:K")
+                                             : 0;
+    if (IS("-a", "--algo")) {
+        o->algo = v;
+        return 0;
+    }
+    if (IS("-r", "--root")) {
+        if (parse_int(v, 0, 1 << 20, &x))
+            return bad(opt, v, "expected a rank from 0");
+        o->root = (int)x;
+        return 0;
+    }
+    if (IS("--compare", "--compare"))
+        return strcmp(v, "mpi") ? bad(opt, v, "the only comparison is 'mpi'")
+                                : (o->compare_mpi = 1, 0);
+    if (IS("--json", "--json"))
+        return (o->json = v, 0);
+    if (IS("--topology", "--topology"))
+        return (o->topology = v, 0);
+    if (IS("--replicas", "--replicas")) {
+        if (parse_int(v, 1, 4096, &x))
+            return bad(opt, v, "expected an integer from 1 to 4096");
+        o->replicas = (int)x;
+        return 0;
+    }
+#undef IS
+    fprintf(stderr, "gcl-bench: unknown option '%s' (try --help)\n", opt);
+    return 2;
+}
+
+int bench_parse(int argc, char **argv, bench_opts_t *o)
+{
+    *o = (bench_opts_t){.min_bytes = 1024, .max_bytes = 16u << 20, .factor = 2, .iters = 20,
+                        .warmup = 5, .type = GCL_F32, .op = GCL_SUM, .group = gcl_group_all(),
+                        .replicas = 4};
+    int i = 1;
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        fputs(usage, stdout);
+        return 1;
+    }
+    if (argc < 2 || argv[1][0] == '-') {
+        fprintf(stderr, "gcl-bench: name a collective first (try --help)\n");
+        return 2;
+    }
+    o->collective = argv[i++];
+    if (gcl_algorithms(o->collective, NULL, 0) < 0)
+        return bad("collective", o->collective, "expected all_reduce, reduce_scatter, "
+                                                "all_gather, broadcast, all_to_all or barrier");
+    for (; i < argc; i++) {
+        const char *opt = argv[i];
+        if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
+            fputs(usage, stdout);
+            return 1;
+        }
+        if (!strcmp(opt, "-c") || !strcmp(opt, "--check")) {
+            o->check = 1;
+            continue;
+        }
+        if (!strcmp(opt, "--phantom")) {
+            o->phantom = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return bad(opt, NULL, "needs a value");
+        if (option(o, opt, argv[++i]))
+            return 2;
+    }
+    if (o->min_bytes > o->max_bytes)
+        return bad("-b", "", "the smallest size is larger than the largest (-e)");
+    if (o->check && o->phantom)
+        return bad("--check", "", "cannot check phantom buffers (they hold no data)");
+    return 0;
+}

@@ -1,0 +1,179 @@
+/* gcl-bench's per-IPU program: time each size, check it, compare with MPI. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "common/ref.h"
+
+double bench_bus_factor(const char *collective, int n)
+{
+    int c = ref_collective(collective);
+    if (n <= 1)
+        return c == REF_BROADCAST ? 1.0 : 0.0;
+    if (c == REF_ALL_REDUCE)
+        return 2.0 * (n - 1) / n;
+    if (c == REF_BROADCAST)
+        return 1.0;
+    return (double)(n - 1) / n;
+}
+
+size_t bench_count(const char *collective, size_t bytes, size_t elem, int n)
+{
+    int c = ref_collective(collective);
+    if (c == REF_REDUCE_SCATTER || c == REF_ALL_GATHER || c == REF_ALL_TO_ALL)
+        return bytes / elem / (size_t)n;
+    return c == REF_BARRIER ? 0 : bytes / elem;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static gcl_status_t run_once(const bench_opts_t *o, gcl_comm_t comm, const void *send, void *recv,
+                             size_t count)
+{
+    switch (ref_collective(o->collective)) {
+    case REF_ALL_REDUCE:
+        return gcl_all_reduce(comm, send, recv, count, o->type, o->op);
+    case REF_REDUCE_SCATTER:
+        return gcl_reduce_scatter(comm, send, recv, count, o->type, o->op);
+    case REF_ALL_GATHER:
+        return gcl_all_gather(comm, send, recv, count, o->type);
+    case REF_BROADCAST:
+        return gcl_broadcast(comm, send, recv, count, o->type, o->root);
+    case REF_ALL_TO_ALL:
+        return gcl_all_to_all(comm, send, recv, count, o->type);
+    default:
+        return gcl_barrier(comm);
+    }
+}
+
+typedef struct {
+    gcl_ctx_t ctx;
+    gcl_comm_t stats, comm;
+    char *send, *recv;
+    int members[4096];
+    int n, reporter;
+} bench_ipu_t;
+
+/* Wrong elements of this rank's output after one checked run. */
+static gcl_status_t check_size(const bench_opts_t *o, bench_ipu_t *p, size_t count,
+                               uint64_t *wrong)
+{
+    int c = ref_collective(o->collective), rank = gcl_comm_rank(p->comm);
+    size_t es = gcl_dtype_size(o->type), in, out;
+    ref_sizes(c, count, p->n, &in, &out);
+    mref_fill(p->send, o->type, o->op, gcl_ctx_replica(p->ctx), 0, in);
+    memset(p->recv, 0xab, out * es);
+    GCL_CHECK(run_once(o, p->comm, p->send, p->recv, count));
+    uint64_t bad = 0;
+    for (size_t i = 0; i < out; i++) {
+        char want[8];
+        mref_store(want, o->type, ref_expect(c, o->type, o->op, count, o->root, p->members, p->n,
+                                             rank, i));
+        bad += memcmp(want, p->recv + i * es, es) != 0;
+    }
+    return gcl_all_reduce(p->stats, &bad, wrong, 1, GCL_U64, GCL_SUM);
+}
+
+static gcl_status_t time_size(const bench_opts_t *o, bench_ipu_t *p, size_t count, double *us)
+{
+    for (long i = 0; i < o->warmup; i++)
+        GCL_CHECK(run_once(o, p->comm, p->send, p->recv, count));
+    GCL_CHECK(gcl_barrier(p->stats));
+    uint64_t t0 = now_ns();
+    for (long i = 0; i < o->iters; i++)
+        GCL_CHECK(run_once(o, p->comm, p->send, p->recv, count));
+    uint64_t mine = now_ns() - t0, slowest;
+    GCL_CHECK(gcl_all_reduce(p->stats, &mine, &slowest, 1, GCL_U64, GCL_MAX));
+    *us = (double)slowest / 1e3 / (double)o->iters;
+    return GCL_OK;
+}
+
+static gcl_status_t measure(bench_t *b, bench_ipu_t *p, size_t bytes, bench_row_t *row)
+{
+    const bench_opts_t *o = b->o;
+    size_t es = gcl_dtype_size(o->type);
+    memset(row, 0, sizeof *row);
+    row->bytes = bytes;
+    row->count = bench_count(o->collective, bytes, es, p->n);
+    row->mpi_time_us = row->mpi_busbw = row->sim_time_us = row->sim_busbw = -1;
+    size_t in, out;
+    ref_sizes(ref_collective(o->collective), row->count, p->n, &in, &out);
+    if (p->send) /* inputs that make any operator's result exact, for the timed runs too */
+        mref_fill(p->send, o->type, o->op, gcl_ctx_replica(p->ctx), 0, in);
+    GCL_CHECK(time_size(o, p, row->count, &row->time_us));
+    const char *algo = gcl_comm_algorithm(p->comm, o->collective);
+    snprintf(row->algo, sizeof row->algo, "%s", algo ? algo : "-");
+    double factor = bench_bus_factor(o->collective, p->n);
+    row->algbw = row->time_us > 0 ? (double)bytes / row->time_us / 1e3 : 0;
+    row->busbw = row->algbw * factor;
+    if (o->check)
+        GCL_CHECK(check_size(o, p, row->count, &row->wrong));
+    if (o->compare_mpi) {
+        row->mpi_time_us = bench_mpi_time(o, p->send, p->recv, row->count);
+        if (row->mpi_time_us > 0)
+            row->mpi_busbw = (double)bytes / row->mpi_time_us / 1e3 * factor;
+    }
+    return GCL_OK;
+}
+
+static gcl_status_t setup(bench_t *b, bench_ipu_t *p)
+{
+    const bench_opts_t *o = b->o;
+    GCL_CHECK(gcl_comm_create(p->ctx, gcl_group_all(), &p->stats));
+    GCL_CHECK(gcl_comm_create(p->ctx, o->group, &p->comm));
+    if (o->algo && gcl_comm_set_algorithm(p->comm, o->collective, o->algo) != GCL_OK)
+        return GCL_ERR_INVALID_ARGUMENT;
+    p->n = gcl_comm_size(p->comm);
+    ref_members(o->group, gcl_ctx_num_replicas(p->ctx), gcl_ctx_replica(p->ctx), p->members);
+    p->reporter = gcl_ctx_replica(p->ctx) == 0 && gcl_ctx_ipu(p->ctx) == 0;
+    if (o->phantom)
+        return GCL_OK;
+    /* Room for the largest row's input and output, whatever the collective's layout. */
+    size_t es = gcl_dtype_size(o->type), most = o->max_bytes / es * (size_t)p->n + 8;
+    p->send = malloc(most * es);
+    p->recv = malloc(most * es);
+    return p->send && p->recv ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
+}
+
+gcl_status_t bench_program(gcl_ctx_t ctx, void *arg)
+{
+    bench_t *b = arg;
+    const bench_opts_t *o = b->o;
+    bench_ipu_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return GCL_ERR_NO_HOST_MEMORY;
+    p->ctx = ctx;
+    gcl_status_t rc = setup(b, p);
+    int nrows = 0;
+    size_t bytes = o->min_bytes;
+    while (rc == GCL_OK && nrows < BENCH_MAX_ROWS) {
+        bench_row_t row;
+        rc = measure(b, p, bytes, &row);
+        if (rc == GCL_OK && p->reporter)
+            b->rows[nrows] = row;
+        nrows++;
+        if (bytes >= o->max_bytes || ref_collective(o->collective) == REF_BARRIER)
+            break;
+        size_t next = bytes ? bytes * (size_t)o->factor : 4;
+        bytes = next > o->max_bytes ? o->max_bytes : next; /* the last row is the largest size */
+    }
+    if (p->reporter)
+        b->nrows = nrows;
+    if (rc != GCL_OK && p->reporter)
+        snprintf(b->error, sizeof b->error, "%s", gcl_last_error(p->comm)[0]
+                                                      ? gcl_last_error(p->comm)
+                                                      : gcl_last_error(p->stats));
+    gcl_comm_destroy(p->comm);
+    gcl_comm_destroy(p->stats);
+    free(p->send);
+    free(p->recv);
+    free(p);
+    return rc;
+}
