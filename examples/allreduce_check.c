@@ -90,16 +90,18 @@ static gcl_status_t run_case(job_t *job, gcl_ctx_t ctx, const case_t *c, void *s
     size_t bad = check_compare(out, c->type, c->count, &r);
     atomic_fetch_add(&job->checks, 1);
     if (bad != SIZE_MAX)
-        record_failure(job, "replica %d: all_reduce %s %s group %s count %zu %s: element %zu is "
-                            "%g, expected %g",
+        record_failure(job,
+                       "replica %d: all_reduce %s %s group %s count %zu %s: element %zu is "
+                       "%g, expected %g",
                        replica, gcl_dtype_name(c->type), gcl_redop_name(c->op), g, c->count,
                        c->in_place ? "in place" : "out of place", bad,
                        check_element(out, c->type, bad), check_want(&r, bad));
     int same = 0;
     GCL_CHECK(same_everywhere(c->comm, check_hash(out, c->count * es), &same));
     if (!same)
-        record_failure(job, "replica %d: all_reduce %s %s group %s count %zu: replicas of the "
-                            "group hold different bytes",
+        record_failure(job,
+                       "replica %d: all_reduce %s %s group %s count %zu: replicas of the "
+                       "group hold different bytes",
                        replica, gcl_dtype_name(c->type), gcl_redop_name(c->op), g, c->count);
     return GCL_OK;
 }
@@ -110,8 +112,7 @@ static size_t count_of(size_t bytes, gcl_dtype_t type)
     return bytes / gcl_dtype_size(type);
 }
 
-static gcl_status_t run_group(job_t *job, gcl_ctx_t ctx, gcl_group_t group, void *send,
-                              void *recv)
+static gcl_status_t run_group(job_t *job, gcl_ctx_t ctx, gcl_group_t group, void *send, void *recv)
 {
     const check_opts_t *o = job->o;
     case_t c = {.group = group};

@@ -94,25 +94,24 @@ static int parse_option(check_opts_t *o, const char *opt, const char *val)
     if (!strcmp(opt, "--sizes"))
         return parse_list(opt, val, &o->nsizes, o->sizes, sizeof o->sizes[0], parse_size_item);
     if (!strcmp(opt, "--groups"))
-        return parse_list(opt, val, &o->ngroups, o->groups, sizeof o->groups[0],
-                          parse_group_item);
+        return parse_list(opt, val, &o->ngroups, o->groups, sizeof o->groups[0], parse_group_item);
     if (!strcmp(opt, "--types"))
         return parse_list(opt, val, &o->ntypes, o->types, sizeof o->types[0], parse_type_item);
     if (!strcmp(opt, "--ops"))
         return parse_list(opt, val, &o->nops, o->ops, sizeof o->ops[0], parse_op_item);
-    int *target = !strcmp(opt, "--iterations")                 ? &o->iterations
-                  : !strcmp(opt, "--replicas")                 ? &o->replicas
-                  : !strcmp(opt, "--ipus-per-replica")         ? &o->ipus_per_replica
+    int *target = !strcmp(opt, "--iterations")               ? &o->iterations
+                  : !strcmp(opt, "--replicas")               ? &o->replicas
+                  : !strcmp(opt, "--ipus-per-replica")       ? &o->ipus_per_replica
                   : !strcmp(opt, "--exit-before-collective") ? &o->exit_before
-                                                               : NULL;
+                                                             : NULL;
     int lo = !strcmp(opt, "--exit-before-collective") ? 0 : 1;
     if (!target) {
         fprintf(stderr, "allreduce-check: unknown option '%s' (try --help)\n", opt);
         return 2;
     }
     if (parse_count(val, lo, target) != 0) {
-        fprintf(stderr, "allreduce-check: %s '%s': expected an integer of at least %d\n", opt,
-                val, lo);
+        fprintf(stderr, "allreduce-check: %s '%s': expected an integer of at least %d\n", opt, val,
+                lo);
         return 2;
     }
     return 0;

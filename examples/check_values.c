@@ -64,7 +64,8 @@ static int members(gcl_group_t g, int n, int replica, int *out)
     }
     int k = g.size, stride = n / k;
     for (int j = 0; j < k; j++)
-        out[j] = g.kind == GCL_GROUP_CONSECUTIVE ? replica / k * k + j : replica % stride + j * stride;
+        out[j] =
+            g.kind == GCL_GROUP_CONSECUTIVE ? replica / k * k + j : replica % stride + j * stride;
     return k;
 }
 

@@ -144,9 +144,12 @@ static int check_args(const coll_algo_t *algo, const coll_args_t *a, const char 
 
 int coll_build(const coll_algo_t *algo, const coll_args_t *a, coll_schedule_t *s, const char **why)
 {
+    /* Algorithms may always write a reason: give them somewhere to write it. */
+    const char *ignored = NULL;
+    if (!why)
+        why = &ignored;
     coll_schedule_reset(s);
-    if (why)
-        *why = NULL;
+    *why = NULL;
     if (check_args(algo, a, why))
         return -EINVAL;
     /* LOCAL keeps every rank's own values: no algorithm has anything to do. */

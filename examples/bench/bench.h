@@ -46,6 +46,7 @@ typedef struct {
     int nrows;
     int failed;
     char error[512];
+    char topology[64];
 } bench_t;
 
 /* Parses ARGV: 0, 1 after printing help, or 2 after printing a one-line error. */

@@ -51,19 +51,21 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
     if (IS("-n", "--iters"))
         return parse_int(v, 1, 1000000, &o->iters) ? bad(opt, v, "expected an integer from 1") : 0;
     if (IS("-w", "--warmup"))
-        return parse_int(v, 0, 1000000, &o->warmup) ? bad(opt, v, "expected an integer from 0")
-                                                    : 0;
+        return parse_int(v, 0, 1000000, &o->warmup) ? bad(opt, v, "expected an integer from 0") : 0;
     if (IS("-t", "--type"))
-        return gcl_dtype_parse(v, &o->type) ? bad(opt, v, "expected f32 f16 bf16 i32 i64 u32 "
-                                                          "u64 or bool")
+        return gcl_dtype_parse(v, &o->type) ? bad(opt, v,
+                                                  "expected f32 f16 bf16 i32 i64 u32 "
+                                                  "u64 or bool")
                                             : 0;
     if (IS("-o", "--op"))
-        return gcl_redop_parse(v, &o->op) ? bad(opt, v, "expected sum mean mul min max "
-                                                        "square_add logical_and logical_or local")
+        return gcl_redop_parse(v, &o->op) ? bad(opt, v,
+                                                "expected sum mean mul min max "
+                                                "square_add logical_and logical_or local")
                                           : 0;
     if (IS("-g", "--group"))
-        return gcl_group_parse(v, &o->group) ? bad(opt, v, "expected all, consecutive:K or "
-                                                           "orthogonal:K")
+        return gcl_group_parse(v, &o->group) ? bad(opt, v,
+                                                   "expected all, consecutive:K or "
+                                                   "orthogonal:K")
                                              : 0;
     if (IS("-a", "--algo")) {
         o->algo = v;
@@ -95,8 +97,14 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
 
 int bench_parse(int argc, char **argv, bench_opts_t *o)
 {
-    *o = (bench_opts_t){.min_bytes = 1024, .max_bytes = 16u << 20, .factor = 2, .iters = 20,
-                        .warmup = 5, .type = GCL_F32, .op = GCL_SUM, .group = gcl_group_all(),
+    *o = (bench_opts_t){.min_bytes = 1024,
+                        .max_bytes = 16u << 20,
+                        .factor = 2,
+                        .iters = 20,
+                        .warmup = 5,
+                        .type = GCL_F32,
+                        .op = GCL_SUM,
+                        .group = gcl_group_all(),
                         .replicas = 4};
     int i = 1;
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -109,8 +117,9 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
     }
     o->collective = argv[i++];
     if (gcl_algorithms(o->collective, NULL, 0) < 0)
-        return bad("collective", o->collective, "expected all_reduce, reduce_scatter, "
-                                                "all_gather, broadcast, all_to_all or barrier");
+        return bad("collective", o->collective,
+                   "expected all_reduce, reduce_scatter, "
+                   "all_gather, broadcast, all_to_all or barrier");
     for (; i < argc; i++) {
         const char *opt = argv[i];
         if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {

@@ -9,17 +9,15 @@ static void header(const bench_t *b, int nreplicas)
     char g[32];
     gcl_group_format(o->group, g, sizeof g);
     printf("# gcl-bench %s: %d replicas over %d instances on %d host(s), type %s, op %s, group %s, "
-           "algorithm %s, %ld iterations after %ld warm-up%s\n",
+           "algorithm %s, %ld iterations after %ld warm-up%s; simulated pod %s\n",
            o->collective, nreplicas, b->info.num_instances, b->info.num_hosts,
-           gcl_dtype_name(o->type), gcl_redop_name(o->op), g, o->algo ? o->algo : "auto",
-           o->iters, o->warmup, o->phantom ? ", phantom buffers" : "");
+           gcl_dtype_name(o->type), gcl_redop_name(o->op), g, o->algo ? o->algo : "auto", o->iters,
+           o->warmup, o->phantom ? ", phantom buffers" : "", b->topology);
     printf("# %12s %12s %5s %11s %22s %11s %11s %11s %7s", "size(B)", "count", "type", "redop",
            "algorithm", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
     if (o->compare_mpi)
         printf(" %12s %11s %6s", "mpi_time(us)", "mpi_busbw", "ratio");
-    if (o->topology || o->phantom)
-        printf(" %12s %11s", "sim_time(us)", "sim_busbw");
-    printf("\n");
+    printf(" %12s %11s\n", "sim_time(us)", "sim_busbw");
 }
 
 static void row_line(const bench_t *b, const bench_row_t *r)
@@ -29,8 +27,8 @@ static void row_line(const bench_t *b, const bench_row_t *r)
     if (o->check)
         snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)r->wrong);
     printf("  %12zu %12zu %5s %11s %22s %11.2f %11.3f %11.3f %7s", r->bytes, r->count,
-           gcl_dtype_name(o->type), gcl_redop_name(o->op), r->algo, r->time_us, r->algbw,
-           r->busbw, wrong);
+           gcl_dtype_name(o->type), gcl_redop_name(o->op), r->algo, r->time_us, r->algbw, r->busbw,
+           wrong);
     if (o->compare_mpi) {
         if (r->mpi_time_us > 0)
             printf(" %12.2f %11.3f %6.2f", r->mpi_time_us, r->mpi_busbw,
@@ -38,13 +36,7 @@ static void row_line(const bench_t *b, const bench_row_t *r)
         else
             printf(" %12s %11s %6s", "n/a", "n/a", "n/a");
     }
-    if (o->topology || o->phantom) {
-        if (r->sim_time_us >= 0)
-            printf(" %12.2f %11.3f", r->sim_time_us, r->sim_busbw);
-        else
-            printf(" %12s %11s", "n/a", "n/a");
-    }
-    printf("\n");
+    printf(" %12.3f %11.3f\n", r->sim_time_us, r->sim_busbw);
 }
 
 static int write_json(const bench_t *b, int nreplicas)

@@ -6,6 +6,7 @@
 
 #include "bench.h"
 #include "common/ref.h"
+#include "gcl/sim.h"
 
 double bench_bus_factor(const char *collective, int n)
 {
@@ -62,8 +63,7 @@ typedef struct {
 } bench_ipu_t;
 
 /* Wrong elements of this rank's output after one checked run. */
-static gcl_status_t check_size(const bench_opts_t *o, bench_ipu_t *p, size_t count,
-                               uint64_t *wrong)
+static gcl_status_t check_size(const bench_opts_t *o, bench_ipu_t *p, size_t count, uint64_t *wrong)
 {
     int c = ref_collective(o->collective), rank = gcl_comm_rank(p->comm);
     size_t es = gcl_dtype_size(o->type), in, out;
@@ -74,24 +74,30 @@ static gcl_status_t check_size(const bench_opts_t *o, bench_ipu_t *p, size_t cou
     uint64_t bad = 0;
     for (size_t i = 0; i < out; i++) {
         char want[8];
-        mref_store(want, o->type, ref_expect(c, o->type, o->op, count, o->root, p->members, p->n,
-                                             rank, i));
+        mref_store(want, o->type,
+                   ref_expect(c, o->type, o->op, count, o->root, p->members, p->n, rank, i));
         bad += memcmp(want, p->recv + i * es, es) != 0;
     }
     return gcl_all_reduce(p->stats, &bad, wrong, 1, GCL_U64, GCL_SUM);
 }
 
-static gcl_status_t time_size(const bench_opts_t *o, bench_ipu_t *p, size_t count, double *us)
+/* Real and simulated time per iteration, of the slowest replica. */
+static gcl_status_t time_size(const bench_opts_t *o, bench_ipu_t *p, size_t count, double *us,
+                              double *sim_us)
 {
     for (long i = 0; i < o->warmup; i++)
         GCL_CHECK(run_once(o, p->comm, p->send, p->recv, count));
     GCL_CHECK(gcl_barrier(p->stats));
     uint64_t t0 = now_ns();
+    double s0 = gcl_sim_time(p->ctx);
     for (long i = 0; i < o->iters; i++)
         GCL_CHECK(run_once(o, p->comm, p->send, p->recv, count));
-    uint64_t mine = now_ns() - t0, slowest;
-    GCL_CHECK(gcl_all_reduce(p->stats, &mine, &slowest, 1, GCL_U64, GCL_MAX));
-    *us = (double)slowest / 1e3 / (double)o->iters;
+    /* Simulated clocks are exact integers of picoseconds, so the difference is too. */
+    uint64_t mine[2] = {now_ns() - t0, (uint64_t)((gcl_sim_time(p->ctx) - s0) * 1e12 + 0.5)};
+    uint64_t slowest[2];
+    GCL_CHECK(gcl_all_reduce(p->stats, mine, slowest, 2, GCL_U64, GCL_MAX));
+    *us = (double)slowest[0] / 1e3 / (double)o->iters;
+    *sim_us = (double)slowest[1] / 1e6 / (double)o->iters;
     return GCL_OK;
 }
 
@@ -107,12 +113,13 @@ static gcl_status_t measure(bench_t *b, bench_ipu_t *p, size_t bytes, bench_row_
     ref_sizes(ref_collective(o->collective), row->count, p->n, &in, &out);
     if (p->send) /* inputs that make any operator's result exact, for the timed runs too */
         mref_fill(p->send, o->type, o->op, gcl_ctx_replica(p->ctx), 0, in);
-    GCL_CHECK(time_size(o, p, row->count, &row->time_us));
+    GCL_CHECK(time_size(o, p, row->count, &row->time_us, &row->sim_time_us));
     const char *algo = gcl_comm_algorithm(p->comm, o->collective);
     snprintf(row->algo, sizeof row->algo, "%s", algo ? algo : "-");
     double factor = bench_bus_factor(o->collective, p->n);
     row->algbw = row->time_us > 0 ? (double)bytes / row->time_us / 1e3 : 0;
     row->busbw = row->algbw * factor;
+    row->sim_busbw = row->sim_time_us > 0 ? (double)bytes / row->sim_time_us / 1e3 * factor : 0;
     if (o->check)
         GCL_CHECK(check_size(o, p, row->count, &row->wrong));
     if (o->compare_mpi) {
@@ -167,9 +174,8 @@ gcl_status_t bench_program(gcl_ctx_t ctx, void *arg)
     if (p->reporter)
         b->nrows = nrows;
     if (rc != GCL_OK && p->reporter)
-        snprintf(b->error, sizeof b->error, "%s", gcl_last_error(p->comm)[0]
-                                                      ? gcl_last_error(p->comm)
-                                                      : gcl_last_error(p->stats));
+        snprintf(b->error, sizeof b->error, "%s",
+                 gcl_last_error(p->comm)[0] ? gcl_last_error(p->comm) : gcl_last_error(p->stats));
     gcl_comm_destroy(p->comm);
     gcl_comm_destroy(p->stats);
     free(p->send);

@@ -142,9 +142,10 @@ int ref_members(gcl_group_t g, int nreplicas, int replica, int *out)
 {
     int n = g.kind == GCL_GROUP_ALL ? nreplicas : g.size;
     for (int q = 0; q < n; q++)
-        out[q] = g.kind == GCL_GROUP_ALL           ? q
-                 : g.kind == GCL_GROUP_CONSECUTIVE ? replica / n * n + q
-                                                   : replica % (nreplicas / n) + q * (nreplicas / n);
+        out[q] = g.kind == GCL_GROUP_ALL ? q
+                 : g.kind == GCL_GROUP_CONSECUTIVE
+                     ? replica / n * n + q
+                     : replica % (nreplicas / n) + q * (nreplicas / n);
     return n;
 }
 

@@ -1,8 +1,9 @@
 /*
- * Inputs and independent references for checking collectives (coll-matrix, gcl-bench --check). Inputs are small integers
- * (or 0/1 for bool), so that every reduction order gives the same exact answer in every type;
- * references fold the group's inputs in double and encode the result with conversions of their
- * own (the compiler's _Float16 for f16), sharing nothing with the library under test.
+ * Inputs and independent references for checking collectives (coll-matrix, gcl-bench --check).
+ * Inputs are small integers (or 0/1 for bool), so that every reduction order gives the same exact
+ * answer in every type; references fold the group's inputs in double and encode the result with
+ * conversions of their own (the compiler's _Float16 for f16), sharing nothing with the library
+ * under test.
  */
 #ifndef EXAMPLES_REF_H
 #define EXAMPLES_REF_H
@@ -24,8 +25,15 @@ double mref_reduce(const int *members, int n, size_t i, gcl_dtype_t t, gcl_redop
 int mref_valid(gcl_dtype_t t, gcl_redop_t op);
 
 /* The collectives, in the order of their names. */
-enum { REF_ALL_REDUCE, REF_REDUCE_SCATTER, REF_ALL_GATHER, REF_BROADCAST, REF_ALL_TO_ALL,
-       REF_BARRIER, REF_NCOLL };
+enum {
+    REF_ALL_REDUCE,
+    REF_REDUCE_SCATTER,
+    REF_ALL_GATHER,
+    REF_BROADCAST,
+    REF_ALL_TO_ALL,
+    REF_BARRIER,
+    REF_NCOLL
+};
 extern const char *const ref_collectives[REF_NCOLL];
 /* The index of collective NAME, or -1. */
 int ref_collective(const char *name);

@@ -21,14 +21,14 @@ gcl_status_t gcl_all_reduce(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
 gcl_status_t gcl_reduce_scatter(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
                                 size_t recvcount, gcl_dtype_t type, gcl_redop_t op)
 {
-    return call(comm,
-                CALL(COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, type, op, -1,
-                     "reduce_scatter"),
-                NULL);
+    return call(
+        comm,
+        CALL(COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, type, op, -1, "reduce_scatter"),
+        NULL);
 }
 
-gcl_status_t gcl_all_gather(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
-                            size_t sendcount, gcl_dtype_t type)
+gcl_status_t gcl_all_gather(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t sendcount,
+                            gcl_dtype_t type)
 {
     return call(comm,
                 CALL(COLL_ALLGATHER, sendbuf, recvbuf, sendcount, type, GCL_SUM, -1, "all_gather"),
@@ -46,8 +46,7 @@ gcl_status_t gcl_broadcast(gcl_comm_t comm, const void *sendbuf, void *recvbuf, 
 gcl_status_t gcl_all_to_all(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
                             gcl_dtype_t type)
 {
-    return call(comm,
-                CALL(COLL_ALLTOALL, sendbuf, recvbuf, count, type, GCL_SUM, -1, "all_to_all"),
+    return call(comm, CALL(COLL_ALLTOALL, sendbuf, recvbuf, count, type, GCL_SUM, -1, "all_to_all"),
                 NULL);
 }
 
@@ -64,9 +63,8 @@ gcl_status_t gcl_barrier(gcl_comm_t comm)
         return call(comm, (c), req);                                                               \
     } while (0)
 
-gcl_status_t gcl_all_reduce_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
-                                  size_t count, gcl_dtype_t type, gcl_redop_t op,
-                                  gcl_request_t *req)
+gcl_status_t gcl_all_reduce_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
+                                  gcl_dtype_t type, gcl_redop_t op, gcl_request_t *req)
 {
     START(CALL(COLL_ALLREDUCE, sendbuf, recvbuf, count, type, op, -1, "all_reduce"));
 }
@@ -84,14 +82,14 @@ gcl_status_t gcl_all_gather_start(gcl_comm_t comm, const void *sendbuf, void *re
     START(CALL(COLL_ALLGATHER, sendbuf, recvbuf, sendcount, type, GCL_SUM, -1, "all_gather"));
 }
 
-gcl_status_t gcl_broadcast_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
-                                 size_t count, gcl_dtype_t type, int root, gcl_request_t *req)
+gcl_status_t gcl_broadcast_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
+                                 gcl_dtype_t type, int root, gcl_request_t *req)
 {
     START(CALL(COLL_BROADCAST, sendbuf, recvbuf, count, type, GCL_SUM, root, "broadcast"));
 }
 
-gcl_status_t gcl_all_to_all_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
-                                  size_t count, gcl_dtype_t type, gcl_request_t *req)
+gcl_status_t gcl_all_to_all_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
+                                  gcl_dtype_t type, gcl_request_t *req)
 {
     START(CALL(COLL_ALLTOALL, sendbuf, recvbuf, count, type, GCL_SUM, -1, "all_to_all"));
 }

@@ -76,8 +76,9 @@ static gcl_status_t check_call(struct gcl_comm *c, const gcl_call_t *call)
     if (es && (call->count > (SIZE_MAX / 4) / es / (size_t)c->size))
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%zu elements is too many",
                       call->count);
-    if (c->ctx->inst->phantom)
-        return GCL_OK; /* sizes only: buffers may be NULL */
+    if (c->ctx->inst->phantom &&
+        (!call->recv || gcl_sim_is_phantom(&c->ctx->inst->sim, call->recv)))
+        return GCL_OK; /* phantom mode: a NULL or phantom output means sizes only */
     int needs_send = call->coll != COLL_BROADCAST || c->rank == call->root;
     if ((in && needs_send && !call->send) || (out && !call->recv))
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "a NULL buffer for %zu elements",
@@ -95,7 +96,8 @@ static gcl_status_t pick(struct gcl_comm *c, const gcl_call_t *call, const coll_
                          const coll_algo_t **algo)
 {
     char why[256];
-    const char *forced = c->algo[a->coll][0] ? c->algo[a->coll] : c->ctx->inst->params.algo[a->coll];
+    const char *forced =
+        c->algo[a->coll][0] ? c->algo[a->coll] : c->ctx->inst->params.algo[a->coll];
     if (coll_algo_select(a, forced, algo, why, sizeof why) != 0)
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s", why);
     if (strcmp(forced, "auto") == 0 && c->last_algo[a->coll] != *algo) {
@@ -118,7 +120,7 @@ static gcl_status_t transform_input(struct gcl_comm *c, const gcl_call_t *call, 
 {
     size_t bytes = in * gcl_dtype_size(call->type);
     coll_dtype_t t = (coll_dtype_t)call->type;
-    if (bytes == 0 || c->ctx->inst->phantom)
+    if (bytes == 0 || !call->send || gcl_sim_is_phantom(&c->ctx->inst->sim, call->send))
         return GCL_OK;
     if (!(r->scratch = malloc(bytes)))
         return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
@@ -136,12 +138,17 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
     if (!blocking && out)
         *out = NULL;
     GCL_CHECK(check_call(c, call));
-    coll_args_t a = {.coll = call->coll, .rank = c->rank, .nranks = c->size, .count = call->count,
-                     .root = call->root, .dtype = (coll_dtype_t)call->type,
-                     .op = (coll_redop_t)call->op, .elem_size = gcl_dtype_size(call->type),
+    coll_args_t a = {.coll = call->coll,
+                     .rank = c->rank,
+                     .nranks = c->size,
+                     .count = call->count,
+                     .root = call->root,
+                     .dtype = (coll_dtype_t)call->type,
+                     .op = (coll_redop_t)call->op,
+                     .elem_size = gcl_dtype_size(call->type),
                      .node_of = c->node_of};
-    if (call->coll == COLL_BARRIER || (call->coll != COLL_ALLREDUCE &&
-                                       call->coll != COLL_REDUCE_SCATTER))
+    if (call->coll == COLL_BARRIER ||
+        (call->coll != COLL_ALLREDUCE && call->coll != COLL_REDUCE_SCATTER))
         a.op = COLL_SUM; /* not a reduction: the operator is not part of the call */
     if (a.elem_size == 0)
         a.elem_size = 1, a.dtype = COLL_BOOL;
@@ -191,6 +198,14 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
         return rc;
     }
     r->x.info.op = a.op;
+    r->x.sim_sync = 1;
+    if (gcl_simcost_prepare(c, algo, &a, sched, &r->x.sim_mult) != GCL_OK)
+        r->x.sim_mult = NULL; /* out of memory: cost without contention rather than fail */
+    if (!blocking && r->x.sim_mult && sched->nops &&
+        (r->x.sim_mult_own = malloc(sched->nops * sizeof(uint32_t)))) {
+        memcpy(r->x.sim_mult_own, r->x.sim_mult, sched->nops * sizeof(uint32_t));
+        r->x.sim_mult = r->x.sim_mult_own;
+    }
     gcl_request_launch(r);
     if (blocking)
         return gcl_request_complete(r);

@@ -102,6 +102,7 @@ struct gcl_comm *gcl_ctx_p2p_comm(struct gcl_ctx *ctx)
 
 static void comm_free(struct gcl_comm *c)
 {
+    gcl_simcache_free(c->simcache);
     coll_schedule_free(&c->sched);
     free(c->members);
     free(c->ipus);

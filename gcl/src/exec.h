@@ -7,6 +7,8 @@
 #define GCL_EXEC_H
 
 #include "transport.h"
+#include "coll/algo.h"
+#include "sim/time.h"
 #include "wait.h"
 
 typedef struct {
@@ -26,7 +28,26 @@ typedef struct {
     uint32_t *sent, *recvd; /* [group size]: messages so far to / from each rank */
     int done;
     gcl_status_t status;
+    /* Simulated time (simcost.c). */
+    const uint32_t *sim_mult;  /* per op: its place in the queues of the links it shares */
+    uint32_t *sim_mult_own;    /* a copy, for a request that outlives the communicator's cache */
+    int sim_sync;              /* a collective: charge one synchronisation of the group */
+    sim_time_t sim_call_start; /* the IPU's clock when the call started */
+    sim_time_t sim_step_start; /* ... and when the current step started */
 } gcl_exec_t;
+
+/* Simulated time of a call (simcost.c): the call's synchronisation and trace slice, each
+ * step's message times (set before the transfers start, carried to the receiver), and the
+ * clock after each step (the latest arrival or injection). */
+void gcl_sim_call_begin(gcl_exec_t *x);
+void gcl_sim_step_post(gcl_exec_t *x);
+void gcl_sim_step_done(gcl_exec_t *x);
+void gcl_sim_call_end(gcl_exec_t *x);
+
+/* The queue places of this rank's sends for a call (cached per communicator and call shape):
+ * built from every rank's schedule of ALGO for A. *MULT stays valid until the next call on C. */
+gcl_status_t gcl_simcost_prepare(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
+                                 const coll_schedule_t *mine, const uint32_t **mult);
 
 /* Prepares X to run SCHED on COMM with IN and OUT (KEY = the call's key0). */
 gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const coll_schedule_t *sched,

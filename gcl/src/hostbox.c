@@ -70,11 +70,10 @@ gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16],
     layout(&h, num_ipus, slots, name ? chunks : 0, chunk_bytes);
     void *base;
     if (!name) {
-        base = mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-                    0);
+        base = mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (base == MAP_FAILED) {
-            snprintf(err, len, "cannot map %zu bytes for the host box: %s",
-                     (size_t)h.total_bytes, strerror(errno));
+            snprintf(err, len, "cannot map %zu bytes for the host box: %s", (size_t)h.total_bytes,
+                     strerror(errno));
             return GCL_ERR_NO_HOST_MEMORY;
         }
     } else {
@@ -182,10 +181,20 @@ int hb_claim_slot(const hostbox_t *hb, int src, int dst, uint64_t key0, uint64_t
     return -1;
 }
 
+int hb_has_message(const hostbox_t *hb, int src, int dst, uint64_t key0)
+{
+    for (int i = 0; i < hb->nslots; i++) {
+        hb_slot_t *s = hb_slot(hb, src, dst, i);
+        if (atomic_load_explicit(&s->state, memory_order_acquire) != HB_SLOT_FREE &&
+            s->key0 == key0)
+            return 1;
+    }
+    return 0;
+}
+
 void hb_release_slot(hostbox_t *hb, int src, int dst, int slot)
 {
-    atomic_store_explicit(&hb_slot(hb, src, dst, slot)->state, HB_SLOT_FREE,
-                          memory_order_release);
+    atomic_store_explicit(&hb_slot(hb, src, dst, slot)->state, HB_SLOT_FREE, memory_order_release);
     hb_ring(hb, src);
 }
 

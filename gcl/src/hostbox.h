@@ -42,13 +42,13 @@ enum {
 /* What a collective call is, as carried by each of its messages so that peers can check they
  * are in the same call. */
 typedef struct {
-    uint32_t seq;   /* collective sequence number on the communicator */
-    uint8_t coll;   /* coll_collective_t, or 0xff for point-to-point */
-    uint8_t dtype;  /* coll_dtype_t */
-    uint8_t op;     /* coll_redop_t */
-    uint8_t gkind;  /* coll_group_kind_t */
-    int32_t gsize;  /* group size */
-    int32_t root;   /* broadcast root, or -1 */
+    uint32_t seq;      /* collective sequence number on the communicator */
+    uint8_t coll;      /* coll_collective_t, or 0xff for point-to-point */
+    uint8_t dtype;     /* coll_dtype_t */
+    uint8_t op;        /* coll_redop_t */
+    uint8_t gkind;     /* coll_group_kind_t */
+    int32_t gsize;     /* group size */
+    int32_t root;      /* broadcast root, or -1 */
     uint32_t algo;     /* hash of the algorithm's name */
     uint32_t reserved; /* zero: the struct has no padding, so memcmp compares it */
     uint64_t count;    /* elements */
@@ -56,14 +56,15 @@ typedef struct {
 
 typedef struct {
     alignas(64) _Atomic uint32_t state;
-    uint32_t buf;    /* staging chunk index in the sender's pool, or HB_NO_BUF */
-    uint64_t key0;   /* communicator key << 32 | collective sequence */
-    uint64_t key1;   /* message index << 32 | piece index */
-    uint64_t offset; /* bytes of the message before this piece */
-    uint64_t bytes;  /* bytes in this piece */
-    uint64_t total;  /* bytes in the whole message */
-    uint64_t ptr;    /* pointer mode: the data's address in the sender's process */
-    uint64_t sim_time;
+    uint32_t buf;      /* staging chunk index in the sender's pool, or HB_NO_BUF */
+    uint64_t key0;     /* communicator key << 32 | collective sequence */
+    uint64_t key1;     /* message index << 32 | piece index */
+    uint64_t offset;   /* bytes of the message before this piece */
+    uint64_t bytes;    /* bytes in this piece */
+    uint64_t total;    /* bytes in the whole message */
+    uint64_t ptr;      /* pointer mode: the data's address in the sender's process */
+    uint64_t sim_send; /* simulated: the sender's clock at the send */
+    uint64_t sim_time; /* simulated: when the message arrives */
     gcl_sig_t sig;
 } hb_slot_t;
 
@@ -135,6 +136,8 @@ void hb_ring(hostbox_t *hb, int ipu);
 int hb_free_slot(const hostbox_t *hb, int src, int dst);
 /* Claims (FULL -> BUSY) the slot from SRC to DST with these keys; returns it, or -1. */
 int hb_claim_slot(const hostbox_t *hb, int src, int dst, uint64_t key0, uint64_t key1);
+/* Whether SRC has posted anything to DST for the call KEY0 that DST has not taken yet. */
+int hb_has_message(const hostbox_t *hb, int src, int dst, uint64_t key0);
 /* Releases a claimed slot (BUSY -> FREE) and rings the sender SRC. */
 void hb_release_slot(hostbox_t *hb, int src, int dst, int slot);
 /* Takes back a posted slot that nobody claimed (FULL -> FREE), waiting out a receiver that is

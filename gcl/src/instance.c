@@ -179,8 +179,8 @@ static gcl_status_t setup_transports(struct gcl_instance *inst)
     for (int i = 0; i < inst->num_instances; i++)
         remote |= inst->peers[i].host != inst->host_index;
     if (remote && strcmp(inst->params.transport, "shm") == 0)
-        return fail(inst, GCL_ERR_INVALID_ARGUMENT,
-                    "GCL_TRANSPORT=shm, but the job spans %d hosts", inst->num_hosts);
+        return fail(inst, GCL_ERR_INVALID_ARGUMENT, "GCL_TRANSPORT=shm, but the job spans %d hosts",
+                    inst->num_hosts);
     int need_mpi = remote || (inst->num_instances > 1 && !strcmp(inst->params.transport, "mpi"));
     if (!need_mpi)
         return GCL_OK;
@@ -193,7 +193,8 @@ static gcl_status_t setup_shape(struct gcl_instance *inst, const gcl_config_t *c
     if (!cfg)
         cfg = &def;
     if (cfg->num_replicas < 0 || cfg->ipus_per_replica < 0)
-        return fail(inst, GCL_ERR_INVALID_ARGUMENT, "negative replicas or IPUs in the configuration");
+        return fail(inst, GCL_ERR_INVALID_ARGUMENT,
+                    "negative replicas or IPUs in the configuration");
     GCL_CHECK(gcl_popdist_read(&inst->pd, cfg->num_replicas, cfg->ipus_per_replica, inst->error,
                                sizeof inst->error));
     inst->num_instances = inst->pd.num_instances;
@@ -217,9 +218,10 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *cfg)
     gcl_log_subsys = inst->params.log_subsys;
     GCL_CHECK(setup_shape(inst, cfg));
     gcl_log_set_instance(inst->instance_index);
+    GCL_CHECK(gcl_sim_init(inst));
     if (inst->num_instances > 1)
-        GCL_CHECK(gcl_boot_mpi_create(inst->num_instances, &inst->boot, inst->error,
-                                      sizeof inst->error));
+        GCL_CHECK(
+            gcl_boot_mpi_create(inst->num_instances, &inst->boot, inst->error, sizeof inst->error));
     else
         GCL_CHECK(gcl_boot_single_create(&inst->boot));
     GCL_CHECK(exchange_peers(inst));
@@ -287,6 +289,7 @@ gcl_status_t gcl_finalize(gcl_instance_t inst)
     if (inst->boot)
         inst->boot->failed = inst->failed;
     gcl_mpi_transport_fini(inst);
+    gcl_sim_fini(inst);
     hb_unlink(&inst->hb);
     hb_destroy(&inst->hb);
     if (inst->boot)
@@ -307,8 +310,8 @@ const char *gcl_instance_error(gcl_instance_t inst)
 
 void gcl_instance_info(gcl_instance_t inst, gcl_job_info_t *out)
 {
-    *out = (gcl_job_info_t){inst->num_instances,         inst->instance_index,
-                            inst->num_replicas,          inst->pd.num_local_replicas,
-                            inst->pd.replica_offset,     inst->ipr,
-                            inst->num_hosts,             inst->host_index};
+    *out = (gcl_job_info_t){inst->num_instances,     inst->instance_index,
+                            inst->num_replicas,      inst->pd.num_local_replicas,
+                            inst->pd.replica_offset, inst->ipr,
+                            inst->num_hosts,         inst->host_index};
 }

@@ -15,8 +15,9 @@
 #include "hostbox.h"
 #include "param.h"
 #include "popdist.h"
+#include "simglue.h"
 
-#define GCL_ERRLEN 512
+#define GCL_ERRLEN 2048
 
 struct gcl_mpi_state; /* transport_mpi.c */
 
@@ -49,6 +50,7 @@ struct gcl_instance {
     atomic_int abort;          /* a local IPU failed in this gcl_run */
     atomic_int first_failure;  /* local index of the IPU that failed first, or -1 */
     int phantom;               /* buffers carry sizes, no data (GCL_SIM_PHANTOM, offline mode) */
+    gcl_sim_t sim;             /* the simulated pod and this instance's simulated IPUs */
     int failed;                /* gcl_init or a gcl_run failed: finalize must not wait */
     pthread_mutex_t lock;
     char error[GCL_ERRLEN];
@@ -63,10 +65,10 @@ struct gcl_ctx {
     gcl_program_t program;
     void *arg;
     gcl_status_t status;
-    char last_error[GCL_ERRLEN]; /* of the last point-to-point call */
-    struct gcl_comm *comms;   /* every live communicator of this IPU, to free at the end */
-    uint32_t comms_created;   /* so far: names the next communicator */
-    struct gcl_comm *p2p;     /* the IPUs of this replica, for gcl_send / gcl_recv */
+    char last_error[GCL_ERRLEN];      /* of the last point-to-point call */
+    struct gcl_comm *comms;           /* every live communicator of this IPU, to free at the end */
+    uint32_t comms_created;           /* so far: names the next communicator */
+    struct gcl_comm *p2p;             /* the IPUs of this replica, for gcl_send / gcl_recv */
     struct gcl_p2p_count *p2p_counts; /* messages so far per (peer, tag, direction) */
     int np2p_counts, p2p_cap;
     struct gcl_request *active; /* started, unfinished requests: progressed by every wait */
@@ -83,10 +85,11 @@ struct gcl_comm {
     int *node_of; /* [size]: instance of each group rank (locality for algorithm choice) */
     uint32_t key; /* names the communicator in every message */
     uint32_t seq; /* collectives started so far */
-    coll_schedule_t sched; /* reused by blocking calls */
+    coll_schedule_t sched;                        /* reused by blocking calls */
     const void *last_algo[COLL_COLLECTIVE_COUNT]; /* the automatic choice last logged */
     char algo[COLL_COLLECTIVE_COUNT][48];         /* forced per communicator, "" if not */
     const char *last_used[COLL_COLLECTIVE_COUNT]; /* the algorithm of the last call */
+    struct gcl_simcache *simcache;                /* link contention of the last call shape */
     char error[GCL_ERRLEN];
 };
 

@@ -40,8 +40,8 @@ void gcl_log_emit(int level, unsigned subsys, const char *fmt, ...)
             gcl_log_emit((level), (subsys), __VA_ARGS__);                                          \
     } while (0)
 
-#define GCL_WARN(subsys, ...) GCL_LOG(GCL_LOG_WARN, subsys, __VA_ARGS__)
-#define GCL_INFO(subsys, ...) GCL_LOG(GCL_LOG_INFO, subsys, __VA_ARGS__)
+#define GCL_WARN(subsys, ...)  GCL_LOG(GCL_LOG_WARN, subsys, __VA_ARGS__)
+#define GCL_INFO(subsys, ...)  GCL_LOG(GCL_LOG_INFO, subsys, __VA_ARGS__)
 #define GCL_DEBUG(subsys, ...) GCL_LOG(GCL_LOG_DEBUG, subsys, __VA_ARGS__)
 #define GCL_TRACE(subsys, ...) GCL_LOG(GCL_LOG_TRACE, subsys, __VA_ARGS__)
 

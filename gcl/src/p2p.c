@@ -125,8 +125,8 @@ gcl_status_t gcl_recv(gcl_ctx_t ctx, int src, void *buf, size_t count, gcl_dtype
     return p2p(ctx, src, buf, count, type, tag, 0, NULL);
 }
 
-gcl_status_t gcl_send_start(gcl_ctx_t ctx, int dst, const void *buf, size_t count,
-                            gcl_dtype_t type, int tag, gcl_request_t *req)
+gcl_status_t gcl_send_start(gcl_ctx_t ctx, int dst, const void *buf, size_t count, gcl_dtype_t type,
+                            int tag, gcl_request_t *req)
 {
     return req ? p2p(ctx, dst, buf, count, type, tag, 1, req) : GCL_ERR_INVALID_ARGUMENT;
 }

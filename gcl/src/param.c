@@ -10,7 +10,7 @@
 #include "coll/algo.h"
 #include "log.h"
 
-typedef enum { P_DOUBLE, P_LONG, P_CHOICE, P_LEVEL, P_SUBSYS, P_ALGO } kind_t;
+typedef enum { P_DOUBLE, P_LONG, P_CHOICE, P_LEVEL, P_SUBSYS, P_ALGO, P_TEXT } kind_t;
 
 typedef struct {
     const char *name;
@@ -50,6 +50,17 @@ static const param_def_t params[] = {
     {"GCL_SIM_PHANTOM", "0", P_LONG, OFF(sim_phantom), 0, 1, NULL, 0,
      "1: phantom mode, buffers carry sizes but no data; only simulated time is computed (poprun "
      "--offline-mode sets it)"},
+    {"GCL_TOPOLOGY", "", P_TEXT, OFF(topology), 0, 0, NULL, 0,
+     "simulated pod: M2000, POD16, POD64, POD128, POD256 or a topology file (default: "
+     "POPDIST_TOPOLOGY, else the smallest preset that holds the job)"},
+    {"GCL_SIM_REPORT", "", P_TEXT, OFF(sim_report), 0, 0, NULL, 0,
+     "write a JSON report of simulated time and memory per IPU to this path at gcl_finalize "
+     "(%i becomes the instance index)"},
+    {"GCL_SIM_TRACE", "", P_TEXT, OFF(sim_trace), 0, 0, NULL, 0,
+     "write a Chrome trace (one track per simulated IPU; open in ui.perfetto.dev) to this path "
+     "(%i becomes the instance index)"},
+    {"GCL_SIM_TRACE_EVENTS", "100000", P_LONG, OFF(sim_trace_events), 1, 1e8, NULL, 0,
+     "most slices kept per IPU in the trace (later ones are counted, not stored)"},
     {"GCL_ALLREDUCE_ALGO", "auto", P_ALGO, OFF(algo[COLL_ALLREDUCE]), 0, 0, NULL, COLL_ALLREDUCE,
      "all_reduce algorithm: auto or a name from `gcl-info --algorithms`"},
     {"GCL_REDUCE_SCATTER_ALGO", "auto", P_ALGO, OFF(algo[COLL_REDUCE_SCATTER]), 0, 0, NULL,
@@ -128,6 +139,9 @@ static void describe_valid(const param_def_t *d, char *buf, size_t len)
     case P_SUBSYS:
         snprintf(buf, len, "a comma list of init,coll,sim,shm,ofi,env,mpi,all");
         break;
+    case P_TEXT:
+        snprintf(buf, len, "text of at most 255 characters");
+        break;
     case P_ALGO:
         algos = coll_algo_list((coll_collective_t)d->coll, &n);
         snprintf(buf, len, "auto");
@@ -154,6 +168,11 @@ static int parse_one(const param_def_t *d, const char *v, gcl_params_t *p)
         return gcl_log_parse_subsys(v, dst);
     case P_ALGO:
         return parse_algo(d->coll, v, dst, sizeof p->algo[0]);
+    case P_TEXT:
+        if (strlen(v) >= sizeof p->topology)
+            return -1;
+        strcpy(dst, v);
+        return 0;
     }
     return -1;
 }

@@ -24,6 +24,10 @@ typedef struct {
     long mpi_chunk_bytes;
     char transport[16]; /* auto, shm or mpi */
     long sim_phantom;   /* 1: buffers carry sizes, no data */
+    char topology[256]; /* GCL_TOPOLOGY: a preset or a file, "" for the default */
+    char sim_report[256];
+    char sim_trace[256];
+    long sim_trace_events;
     char algo[COLL_COLLECTIVE_COUNT][48];
 } gcl_params_t;
 

@@ -22,6 +22,7 @@ gcl_status_t gcl_request_launch(struct gcl_request *r)
     *tail = r;
     if (r->comm != ctx->p2p)
         atomic_store(&my_box(ctx)->last_call, r->x.key0);
+    gcl_sim_call_begin(&r->x);
     return GCL_OK;
 }
 

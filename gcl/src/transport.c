@@ -51,8 +51,9 @@ int gcl_xfer_check(gcl_xfer_t *x, const gcl_sig_t *theirs, uint64_t their_total)
         char who[160], mine[200];
         gcl_describe_ipu(x->ctx->inst, x->peer_ipu, who, sizeof who);
         gcl_sig_describe(x->sig, mine, sizeof mine);
-        snprintf(text, sizeof text, "mismatched call %s: a message of %llu bytes from %s where "
-                                    "%llu were expected",
+        snprintf(text, sizeof text,
+                 "mismatched call %s: a message of %llu bytes from %s where "
+                 "%llu were expected",
                  mine, (unsigned long long)their_total, who, (unsigned long long)x->bytes);
     } else {
         gcl_mismatch_text(x->ctx->inst, x->ctx->global_ipu, x->sig, x->peer_ipu, theirs, text,

@@ -35,6 +35,9 @@ typedef struct gcl_xfer {
     uint32_t piece; /* next piece */
     int slot;       /* local transport: the slot a send waits on */
     int done;
+    /* Simulated time: the sender's clock at the send, the arrival at the receiver, and when the
+     * sender's link is free again; a receive learns the first two from the message. */
+    uint64_t sim_send, sim_arrival, sim_busy_end;
     void *priv; /* transport state */
 } gcl_xfer_t;
 

@@ -31,9 +31,12 @@ static int local_send(gcl_xfer_t *x)
     s->key1 = x->key1;
     s->offset = 0;
     s->bytes = s->total = x->bytes;
-    s->ptr = x->phantom ? 0 : (uint64_t)(uintptr_t)coll_buf_at(x->bufs, x->op->buf, x->op->off,
-                                                              x->info->elem_size);
+    s->ptr = x->phantom ? 0
+                        : (uint64_t)(uintptr_t)coll_buf_at(x->bufs, x->op->buf, x->op->off,
+                                                           x->info->elem_size);
     s->sig = *x->sig;
+    s->sim_send = x->sim_send;
+    s->sim_time = x->sim_arrival;
     atomic_store_explicit(&s->state, HB_SLOT_FULL, memory_order_release);
     hb_ring(hb, x->peer_hl);
     x->slot = i;
@@ -49,6 +52,8 @@ static int local_recv(gcl_xfer_t *x)
         return 0;
     hb_slot_t *s = hb_slot(hb, x->peer_hl, me, i);
     int rc = gcl_xfer_check(x, &s->sig, s->total);
+    x->sim_send = s->sim_send;
+    x->sim_arrival = s->sim_time;
     if (rc == 0 && !x->phantom && x->op->count > 0)
         coll_exec_incoming(x->op, x->bufs, (const void *)(uintptr_t)s->ptr, 0, x->op->count,
                            x->info);

@@ -24,7 +24,7 @@ struct gcl_mpi_state {
 };
 
 typedef struct {
-    uint64_t key0, key1, total, sim_time;
+    uint64_t key0, key1, total, sim_send, sim_time;
     gcl_sig_t sig;
 } mpi_header_t;
 
@@ -107,7 +107,7 @@ static gcl_status_t mpi_start(gcl_xfer_t *x)
     int tag = tag_of(x), rc = MPI_SUCCESS;
     lock(m);
     if (x->is_send) {
-        t->hdr = (mpi_header_t){x->key0, x->key1, x->bytes, 0, *x->sig};
+        t->hdr = (mpi_header_t){x->key0, x->key1, x->bytes, x->sim_send, x->sim_arrival, *x->sig};
         rc = MPI_Isend(&t->hdr, sizeof t->hdr, MPI_BYTE, peer_rank(x), tag, m->comm, &t->hreq);
         const char *src = coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size);
         for (uint32_t p = 0; rc == MPI_SUCCESS && p < t->npieces; p++) {
@@ -200,6 +200,8 @@ static int mpi_recv_header(gcl_xfer_t *x, mpi_xfer_t *t)
                      : 0;
     t->header_done = 1;
     int rc = gcl_xfer_check(x, &t->hdr.sig, t->hdr.total);
+    x->sim_send = t->hdr.sim_send;
+    x->sim_arrival = t->hdr.sim_time;
     if (rc == 0 && (t->hdr.key0 != x->key0 || t->hdr.key1 != x->key1))
         rc = gcl_ctx_fail(x->ctx, GCL_ERR_MISMATCH,
                           "mpi: a message from instance %d belongs to another collective call",

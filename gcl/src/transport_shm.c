@@ -48,6 +48,8 @@ static int post_piece(gcl_xfer_t *x, hostbox_t *hb, int me)
     s->total = x->bytes;
     s->ptr = 0;
     s->sig = *x->sig;
+    s->sim_send = x->sim_send;
+    s->sim_time = x->sim_arrival;
     atomic_store_explicit(&s->state, HB_SLOT_FULL, memory_order_release);
     hb_ring(hb, x->peer_hl);
     x->pos += n;
@@ -79,9 +81,10 @@ static int shm_recv(gcl_xfer_t *x)
             break;
         hb_slot_t *s = hb_slot(hb, x->peer_hl, me, i);
         int rc = gcl_xfer_check(x, &s->sig, s->total);
+        x->sim_send = s->sim_send;
+        x->sim_arrival = s->sim_time;
         if (rc == 0 && (s->offset != x->pos || s->offset + s->bytes > x->bytes))
-            rc = gcl_ctx_fail(x->ctx, GCL_ERR_TRANSPORT, "shm: piece %u out of order",
-                              x->piece);
+            rc = gcl_ctx_fail(x->ctx, GCL_ERR_TRANSPORT, "shm: piece %u out of order", x->piece);
         size_t es = x->info->elem_size;
         if (rc == 0 && s->bytes > 0 && !x->phantom)
             coll_exec_incoming(x->op, x->bufs, hb_chunk(hb, x->peer_hl, s->buf), s->offset / es,

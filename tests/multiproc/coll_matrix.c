@@ -13,7 +13,7 @@
 
 #include "common/ref.h"
 
-#define MAX_ALGOS 16
+#define MAX_ALGOS  16
 #define MAX_GROUPS 4
 
 #define collectives ref_collectives
@@ -141,11 +141,11 @@ static int run_case(job_t *j, gcl_ctx_t ctx, const group_t *g, const char *algo,
         char want[8];
         mref_store(want, c->t, expect(c, g, n, rank, i));
         if (memcmp(want, recv + i * es, es) != 0) {
-            failure(j, "replica %d: %s/%s %s %s count %zu group %s root %d %s%s: element %zu "
-                       "is wrong",
-                    me, collectives[c->coll], algo, gcl_dtype_name(c->t),
-                    gcl_redop_name(c->op), c->count, gname, c->root,
-                    c->in_place ? "in place" : "out of place",
+            failure(j,
+                    "replica %d: %s/%s %s %s count %zu group %s root %d %s%s: element %zu "
+                    "is wrong",
+                    me, collectives[c->coll], algo, gcl_dtype_name(c->t), gcl_redop_name(c->op),
+                    c->count, gname, c->root, c->in_place ? "in place" : "out of place",
                     c->nonblocking ? ", non-blocking" : "", i);
             break;
         }
@@ -188,8 +188,8 @@ static void run_algo(job_t *j, gcl_ctx_t ctx, const group_t *g, int coll, const 
     size_t counts[] = {0, 1, (size_t)n + 1, j->quick ? 1000 : 40001};
     for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
         for (int ip = 0; ip < 2; ip++) {
-            c = (case_t){coll, GCL_F32, GCL_SUM, counts[ci], coll == BROADCAST ? n / 2 : -1, ip,
-                         ci == 2};
+            c = (case_t){coll, GCL_F32, GCL_SUM, counts[ci], coll == BROADCAST ? n / 2 : -1,
+                         ip,   ci == 2};
             skips += run_case(j, ctx, g, algo, &c);
         }
     }

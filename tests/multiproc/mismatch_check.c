@@ -54,8 +54,8 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
     job_t *j = arg;
     int odd = odd_one(ctx), n = gcl_ctx_num_replicas(ctx);
     gcl_comm_t comm;
-    gcl_group_t g = !strcmp(j->kind, "group") && odd ? gcl_group_consecutive(n / 2)
-                                                     : gcl_group_all();
+    gcl_group_t g =
+        !strcmp(j->kind, "group") && odd ? gcl_group_consecutive(n / 2) : gcl_group_all();
     if (gcl_comm_create(ctx, g, &comm) != GCL_OK)
         return GCL_ERR_INTERNAL;
     if (!strcmp(j->kind, "algorithm")) {
@@ -87,7 +87,8 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: mismatch-check count|type|op|root|group|algorithm|collective|skip\n");
+        fprintf(stderr,
+                "usage: mismatch-check count|type|op|root|group|algorithm|collective|skip\n");
         return 2;
     }
     job_t j = {.kind = argv[1]};

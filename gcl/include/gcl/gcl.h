@@ -48,7 +48,10 @@ typedef struct {
     int ipus_per_replica; /* simulated IPUs per replica (default 1) */
 } gcl_config_t;
 
-#define GCL_CONFIG_INITIALIZER {0, 0}
+#define GCL_CONFIG_INITIALIZER                                                                     \
+    {                                                                                              \
+        0, 0                                                                                       \
+    }
 
 /* The shape of the job, as this instance sees it. */
 typedef struct {
@@ -123,8 +126,7 @@ const char *gcl_last_error(gcl_comm_t comm);
 int gcl_algorithms(const char *collective, const char **names, int max);
 /* The algorithm COMM's last call of COLLECTIVE ran (forced or chosen), or NULL before one. */
 const char *gcl_comm_algorithm(gcl_comm_t comm, const char *collective);
-gcl_status_t gcl_comm_set_algorithm(gcl_comm_t comm, const char *collective,
-                                    const char *algorithm);
+gcl_status_t gcl_comm_set_algorithm(gcl_comm_t comm, const char *collective, const char *algorithm);
 
 /*
  * Collectives over COMM's group. Every replica of the group makes the same calls in the same
@@ -152,8 +154,8 @@ gcl_status_t gcl_reduce_scatter(gcl_comm_t comm, const void *sendbuf, void *recv
 
 /* RECVBUF holds size x SENDCOUNT elements; block r is rank r's SENDBUF.
  * In place: SENDBUF == RECVBUF + rank x SENDCOUNT elements. */
-gcl_status_t gcl_all_gather(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
-                            size_t sendcount, gcl_dtype_t type);
+gcl_status_t gcl_all_gather(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t sendcount,
+                            gcl_dtype_t type);
 
 /* Every rank's RECVBUF gets rank ROOT's SENDBUF (COUNT elements). SENDBUF is read on the root
  * only (it may be NULL elsewhere). In place: SENDBUF == RECVBUF. */
@@ -175,18 +177,17 @@ gcl_status_t gcl_barrier(gcl_comm_t comm);
  * the IPU's other outstanding requests, so none starves). A request not completed by the end
  * of the program is cancelled there with a warning.
  */
-gcl_status_t gcl_all_reduce_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
-                                  size_t count, gcl_dtype_t type, gcl_redop_t op,
-                                  gcl_request_t *req);
+gcl_status_t gcl_all_reduce_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
+                                  gcl_dtype_t type, gcl_redop_t op, gcl_request_t *req);
 gcl_status_t gcl_reduce_scatter_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
                                       size_t recvcount, gcl_dtype_t type, gcl_redop_t op,
                                       gcl_request_t *req);
 gcl_status_t gcl_all_gather_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
                                   size_t sendcount, gcl_dtype_t type, gcl_request_t *req);
-gcl_status_t gcl_broadcast_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
-                                 size_t count, gcl_dtype_t type, int root, gcl_request_t *req);
-gcl_status_t gcl_all_to_all_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
-                                  size_t count, gcl_dtype_t type, gcl_request_t *req);
+gcl_status_t gcl_broadcast_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
+                                 gcl_dtype_t type, int root, gcl_request_t *req);
+gcl_status_t gcl_all_to_all_start(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
+                                  gcl_dtype_t type, gcl_request_t *req);
 gcl_status_t gcl_barrier_start(gcl_comm_t comm, gcl_request_t *req);
 
 /* Waits until REQ completes and frees it; returns its status (the detail in gcl_last_error of
@@ -204,10 +205,9 @@ gcl_status_t gcl_test(gcl_request_t req, int *done);
  */
 gcl_status_t gcl_send(gcl_ctx_t ctx, int dst, const void *buf, size_t count, gcl_dtype_t type,
                       int tag);
-gcl_status_t gcl_recv(gcl_ctx_t ctx, int src, void *buf, size_t count, gcl_dtype_t type,
-                      int tag);
-gcl_status_t gcl_send_start(gcl_ctx_t ctx, int dst, const void *buf, size_t count,
-                            gcl_dtype_t type, int tag, gcl_request_t *req);
+gcl_status_t gcl_recv(gcl_ctx_t ctx, int src, void *buf, size_t count, gcl_dtype_t type, int tag);
+gcl_status_t gcl_send_start(gcl_ctx_t ctx, int dst, const void *buf, size_t count, gcl_dtype_t type,
+                            int tag, gcl_request_t *req);
 gcl_status_t gcl_recv_start(gcl_ctx_t ctx, int src, void *buf, size_t count, gcl_dtype_t type,
                             int tag, gcl_request_t *req);
 /* Text of the last failure of a call on CTX that has no communicator ("" when none). */

@@ -17,7 +17,7 @@
 /* Simulated IPUs per replica (pipeline stages / model shards). */
 #define POPDIST_ENV_NUM_IPUS_PER_REPLICA "POPDIST_NUM_IPUS_PER_REPLICA"
 /* Instances in the job, and this one's index in [0, instances). */
-#define POPDIST_ENV_NUM_INSTANCES "POPDIST_NUM_INSTANCES"
+#define POPDIST_ENV_NUM_INSTANCES  "POPDIST_NUM_INSTANCES"
 #define POPDIST_ENV_INSTANCE_INDEX "POPDIST_INSTANCE_INDEX"
 /* This instance's index among the instances on its host. */
 #define POPDIST_ENV_LOCAL_INSTANCE_INDEX "POPDIST_LOCAL_INSTANCE_INDEX"

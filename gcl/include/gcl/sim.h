@@ -27,7 +27,8 @@ extern "C" {
 
 /*
  * Allocates BYTES of this IPU's simulated SRAM (about 900 MB on a GC200), backed by host memory
- * that *OUT points to (64-byte aligned; NULL in phantom mode, where buffers hold no data). LABEL
+ * that *OUT points to (64-byte aligned). In phantom mode the pointer names an allocation that
+ * holds no data: collectives given it move sizes only, and touching it faults. LABEL
  * names the allocation in reports. Returns GCL_OK, GCL_ERR_OUT_OF_MEMORY when the IPU's SRAM
  * would overflow (gcl_ctx_last_error then lists what is allocated on the IPU, largest first),
  * GCL_ERR_NO_HOST_MEMORY, or GCL_ERR_INVALID_ARGUMENT.
@@ -49,11 +50,11 @@ gcl_status_t gcl_charge_compute(gcl_ctx_t ctx, const char *name, double flops, d
 double gcl_sim_time(gcl_ctx_t ctx);
 
 typedef struct {
-    double total_s;    /* the clock */
-    double compute_s;  /* charged compute */
-    double exchange_s; /* moving data over IPU-Links and GW-Links */
-    double sync_s;     /* synchronisation */
-    double idle_s;     /* waiting for peers */
+    double total_s;                                   /* the clock */
+    double compute_s;                                 /* charged compute */
+    double exchange_s;                                /* moving data over IPU-Links and GW-Links */
+    double sync_s;                                    /* synchronisation */
+    double idle_s;                                    /* waiting for peers */
     size_t memory_used, memory_peak, memory_capacity; /* simulated SRAM, bytes */
 } gcl_sim_stats_t;
 

@@ -72,15 +72,16 @@ static gcl_status_t sweep_program(gcl_ctx_t ctx, void *arg)
         }
         int members[64];
         for (int q = 0; q < n; q++) /* the replicas of my group, by the definitions */
-            members[q] = s->group.kind == GCL_GROUP_ALL           ? q
-                         : s->group.kind == GCL_GROUP_CONSECUTIVE ? me / n * n + q
-                                                                  : me % (gcl_ctx_num_replicas(ctx) / n) +
-                                                                        q * (gcl_ctx_num_replicas(ctx) / n);
+            members[q] =
+                s->group.kind == GCL_GROUP_ALL ? q
+                : s->group.kind == GCL_GROUP_CONSECUTIVE
+                    ? me / n * n + q
+                    : me % (gcl_ctx_num_replicas(ctx) / n) + q * (gcl_ctx_num_replicas(ctx) / n);
         for (size_t i = 0; i < s->count; i++) {
             double want = val(members[0], i);
             for (int q = 1; q < n; q++) {
                 double v = val(members[q], i);
-                want = s->op == GCL_MAX ? (v > want ? v : want)
+                want = s->op == GCL_MAX   ? (v > want ? v : want)
                        : s->op == GCL_MIN ? (v < want ? v : want)
                                           : want + v;
             }
@@ -218,8 +219,7 @@ static void test_leaving_replica_is_named(void **state)
     int named = 0;
     for (int r = 0; r < 3; r += 2) {
         assert_true(f.status[r] == GCL_ERR_PEER_FAILED || f.status[r] == GCL_ERR_ABORTED);
-        named += f.status[r] == GCL_ERR_PEER_FAILED &&
-                 strstr(f.text[r], "replica 1 (instance 0") &&
+        named += f.status[r] == GCL_ERR_PEER_FAILED && strstr(f.text[r], "replica 1 (instance 0") &&
                  strstr(f.text[r], "returned from its program");
     }
     assert_true(named >= 1);

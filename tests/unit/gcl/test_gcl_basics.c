@@ -39,9 +39,9 @@ static void test_params_defaults_and_errors(void **state)
     setenv("GCL_TIMEOUT_S", "2.5", 1);
     assert_int_equal(gcl_params_load(&p, err, sizeof err), GCL_OK);
     assert_true(p.timeout_s == 2.5);
-    const char *bad[][2] = {{"GCL_TIMEOUT_S", "abc"},        {"GCL_TIMEOUT_S", "-1"},
-                            {"GCL_LOG_LEVEL", "loud"},       {"GCL_TRANSPORT", "carrier"},
-                            {"GCL_SHM_SLOTS", "1.5"},        {"GCL_ALLREDUCE_ALGO", "nope"},
+    const char *bad[][2] = {{"GCL_TIMEOUT_S", "abc"},         {"GCL_TIMEOUT_S", "-1"},
+                            {"GCL_LOG_LEVEL", "loud"},        {"GCL_TRANSPORT", "carrier"},
+                            {"GCL_SHM_SLOTS", "1.5"},         {"GCL_ALLREDUCE_ALGO", "nope"},
                             {"GCL_LOG_SUBSYS", "init,bogus"}, {"GCL_SHM_CHUNKS", "65"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv(bad[i][0], bad[i][1], 1);
@@ -63,8 +63,8 @@ static void test_params_defaults_and_errors(void **state)
 
 static void clear_popdist(void)
 {
-    const char *vars[] = {"POPDIST_NUM_INSTANCES",     "POPDIST_INSTANCE_INDEX",
-                          "POPDIST_NUM_TOTAL_REPLICAS", "POPDIST_NUM_LOCAL_REPLICAS",
+    const char *vars[] = {"POPDIST_NUM_INSTANCES",        "POPDIST_INSTANCE_INDEX",
+                          "POPDIST_NUM_TOTAL_REPLICAS",   "POPDIST_NUM_LOCAL_REPLICAS",
                           "POPDIST_REPLICA_INDEX_OFFSET", "POPDIST_NUM_IPUS_PER_REPLICA"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
