@@ -91,18 +91,38 @@ static gcl_status_t check_call(struct gcl_comm *c, const gcl_call_t *call)
     return GCL_OK;
 }
 
-/* The algorithm for A: the forced one, else the automatic choice (logged when it changes). */
+/* Bytes per replica of a call, as GCL_DIRECT_MIN_BYTES counts them (the larger buffer). */
+static size_t call_bytes(const gcl_call_t *call, int n)
+{
+    size_t b = call->count * gcl_dtype_size(call->type);
+    return call->coll == COLL_ALLREDUCE ? b : b * (size_t)n;
+}
+
+/* The algorithm for A: the forced one, else the automatic choice (logged when it changes).
+ * *DIRECT says whether a blocking call runs host-direct; ALGO then names the pod algorithm whose
+ * schedule its simulated time follows. Non-blocking calls never do, so that the choice is the
+ * same on every replica (a blocking call does not match a non-blocking one, as in MPI). */
 static gcl_status_t pick(struct gcl_comm *c, const gcl_call_t *call, const coll_args_t *a,
-                         const coll_algo_t **algo)
+                         int blocking, const coll_algo_t **algo, int *direct)
 {
     char why[256];
     const char *forced =
         c->algo[a->coll][0] ? c->algo[a->coll] : c->ctx->inst->params.algo[a->coll];
     if (coll_algo_select(a, forced, algo, why, sizeof why) != 0)
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s", why);
-    if (strcmp(forced, "auto") == 0 && c->last_algo[a->coll] != *algo) {
-        c->last_algo[a->coll] = *algo;
-        GCL_INFO(GCL_SUB_COLL, "%s over %d replicas: %s", call->what, c->size, why);
+    int automatic = strcmp(forced, "auto") == 0;
+    *direct = automatic && blocking && a->op != COLL_LOCAL &&
+              gcl_direct_eligible(c, a->coll, call_bytes(call, c->size));
+    const void *choice = *direct ? (const void *)&c->last_algo : (const void *)*algo;
+    if (automatic && c->last_algo[a->coll] != choice) {
+        c->last_algo[a->coll] = choice;
+        if (*direct)
+            GCL_INFO(GCL_SUB_COLL,
+                     "%s over %d replicas on one host: host-direct through shared memory "
+                     "(simulated as %s)",
+                     call->what, c->size, (*algo)->name);
+        else
+            GCL_INFO(GCL_SUB_COLL, "%s over %d replicas: %s", call->what, c->size, why);
     }
     return GCL_OK;
 }
@@ -153,8 +173,9 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
     if (a.elem_size == 0)
         a.elem_size = 1, a.dtype = COLL_BOOL;
     const coll_algo_t *algo;
-    GCL_CHECK(pick(c, call, &a, &algo));
-    c->last_used[call->coll] = algo->name;
+    int direct = 0;
+    GCL_CHECK(pick(c, call, &a, blocking, &algo, &direct));
+    c->last_used[call->coll] = direct ? "host_direct" : algo->name;
     struct gcl_request *r = calloc(1, sizeof *r);
     if (!r)
         return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
@@ -183,7 +204,9 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
     }
     coll_schedule_t *sched = blocking ? &c->sched : &r->own;
     const char *why = NULL;
-    int brc = rc == GCL_OK ? coll_build(algo, &a, sched, &why) : 0;
+    if (direct)
+        coll_schedule_reset(sched); /* no messages: the host-direct engine does the work */
+    int brc = rc == GCL_OK && !direct ? coll_build(algo, &a, sched, &why) : 0;
     if (brc != 0)
         rc = reject(c, brc == -12 ? GCL_ERR_NO_HOST_MEMORY : GCL_ERR_INVALID_ARGUMENT, call->what,
                     "algorithm %s cannot run this call: %s", algo->name,
@@ -199,7 +222,9 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
     }
     r->x.info.op = a.op;
     r->x.sim_sync = 1;
-    if (gcl_simcost_prepare(c, algo, &a, sched, &r->x.sim_mult) != GCL_OK)
+    if (direct)
+        gcl_direct_setup(&r->x, algo, &a);
+    else if (gcl_simcost_prepare(c, algo, &a, sched, &r->x.sim_mult) != GCL_OK)
         r->x.sim_mult = NULL; /* out of memory: cost without contention rather than fail */
     if (!blocking && r->x.sim_mult && sched->nops &&
         (r->x.sim_mult_own = malloc(sched->nops * sizeof(uint32_t)))) {

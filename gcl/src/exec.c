@@ -106,6 +106,8 @@ static void finish_step(gcl_exec_t *x)
 
 int gcl_exec_progress(gcl_exec_t *x)
 {
+    if (x->direct.on)
+        return gcl_direct_progress(x);
     int did = 0;
     while (!x->done) {
         if (x->step >= x->sched->nsteps) {
@@ -227,8 +229,13 @@ static void describe_call(gcl_exec_t *x, char *buf, size_t len)
 {
     char g[32];
     coll_group_format(x->comm->group, g, sizeof g);
-    snprintf(buf, len, "%s #%u (group %s, rank %d of %d, step %u of %u)", x->what, x->sig.seq, g,
-             x->comm->rank, x->comm->size, x->step + 1, x->sched->nsteps);
+    if (x->direct.on)
+        snprintf(buf, len, "%s #%u (group %s, rank %d of %d, host-direct round %llu of %llu)",
+                 x->what, x->sig.seq, g, x->comm->rank, x->comm->size,
+                 (unsigned long long)x->direct.round + 1, (unsigned long long)x->direct.nrounds);
+    else
+        snprintf(buf, len, "%s #%u (group %s, rank %d of %d, step %u of %u)", x->what, x->sig.seq,
+                 g, x->comm->rank, x->comm->size, x->step + 1, x->sched->nsteps);
 }
 
 /* Every ~100 ms of waiting: did a peer die, did this instance abort, is it time to warn? */
@@ -245,6 +252,14 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
                             "%s: aborted because another IPU of this "
                             "instance failed",
                             call);
+    }
+    for (int r = 0; x->direct.on && r < x->comm->size; r++) {
+        int hl = ctx->inst->ipu_hostlocal[x->comm->ipus[r]];
+        if (atomic_load(&ctx->inst->hb.ipus[hl].epoch) < x->direct.target &&
+            gcl_peer_gone(ctx, x->comm->ipus[r], why, sizeof why)) {
+            describe_call(x, call, sizeof call);
+            return gcl_ctx_fail(ctx, GCL_ERR_PEER_FAILED, "%s: %s", call, why);
+        }
     }
     for (uint32_t i = 0; i < x->nxfers; i++) {
         gcl_xfer_t *t = &x->xfers[i];
@@ -267,7 +282,10 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
         return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
     char absent[768];
     describe_call(x, call, sizeof call);
-    describe_pending(x, pending, sizeof pending);
+    if (x->direct.on)
+        gcl_direct_describe_pending(x, pending, sizeof pending);
+    else
+        describe_pending(x, pending, sizeof pending);
     describe_absent(x, absent, sizeof absent);
     if (stalled >= w->timeout_s)
         return gcl_ctx_fail(ctx, GCL_ERR_TIMEOUT,
@@ -300,6 +318,8 @@ void gcl_exec_finish(gcl_exec_t *x)
     free(x->tmp_alloc);
     free(x->sim_mult_own);
     x->sim_mult_own = NULL;
+    free(x->direct.entry);
+    x->direct.entry = NULL;
     x->xfers = NULL;
     x->nxfers = x->xcap = 0;
     x->sent = x->recvd = NULL;

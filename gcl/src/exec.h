@@ -11,6 +11,21 @@
 #include "sim/time.h"
 #include "wait.h"
 
+/* A call run host-direct (direct.c) instead of by messages. */
+typedef struct {
+    int on;
+    int same_process; /* every rank is in this process: peers' buffers are read in place */
+    coll_collective_t coll;
+    uint64_t count;     /* the call's count, as in coll/algo.h */
+    uint64_t per_round; /* elements of the unit a round moves */
+    uint64_t round, nrounds;
+    int phase;
+    uint64_t target;             /* the barrier epoch waited for */
+    const coll_algo_t *sim_algo; /* the pod algorithm whose schedule the simulated time follows */
+    coll_args_t sim_args;
+    sim_time_t *entry; /* [group size]: every rank's simulated clock when it entered */
+} gcl_direct_t;
+
 typedef struct {
     struct gcl_comm *comm;
     const coll_schedule_t *sched;
@@ -34,7 +49,22 @@ typedef struct {
     int sim_sync;              /* a collective: charge one synchronisation of the group */
     sim_time_t sim_call_start; /* the IPU's clock when the call started */
     sim_time_t sim_step_start; /* ... and when the current step started */
+    gcl_direct_t direct;
 } gcl_exec_t;
+
+/* Host-direct calls (direct.c). */
+/* Whether COMM's call of COLL with BYTES per replica may run host-direct. */
+int gcl_direct_eligible(struct gcl_comm *c, coll_collective_t coll, size_t bytes);
+/* Sets X up to run the call host-direct; SIM_ALGO and A describe the pod algorithm whose
+ * schedule the simulated time replays. */
+void gcl_direct_setup(gcl_exec_t *x, const coll_algo_t *sim_algo, const coll_args_t *a);
+int gcl_direct_progress(gcl_exec_t *x);
+/* Ranks of X's group that have not reached the barrier X waits at, described into BUF. */
+void gcl_direct_describe_pending(gcl_exec_t *x, char *buf, size_t len);
+/* Replays the simulated timeline of ALGO's schedules for every rank of C from their entry
+ * clocks ENTRY[], and advances this IPU's clock and statistics by its part (simcost.c). */
+gcl_status_t gcl_sim_replay(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
+                            const sim_time_t *entry);
 
 /* Simulated time of a call (simcost.c): the call's synchronisation and trace slice, each
  * step's message times (set before the transfers start, carried to the receiver), and the

@@ -20,18 +20,21 @@ static size_t round_up(size_t x, size_t a)
     return (x + a - 1) / a * a;
 }
 
-static void layout(hb_header_t *h, int num_ipus, int slots, int chunks, size_t chunk_bytes)
+static void layout(hb_header_t *h, int num_ipus, const hb_sizes_t *z, int shared)
 {
     size_t n = (size_t)num_ipus;
+    size_t chunks = shared ? (size_t)z->chunks : 0, direct = shared ? z->direct_bytes : 0;
     h->magic = HB_MAGIC;
     h->num_ipus = (uint32_t)num_ipus;
-    h->slots = (uint32_t)slots;
+    h->slots = (uint32_t)z->slots;
     h->chunks = (uint32_t)chunks;
-    h->chunk_bytes = chunk_bytes;
+    h->chunk_bytes = z->chunk_bytes;
+    h->direct_bytes = direct;
     h->off_ipus = 4096;
     h->off_slots = round_up(h->off_ipus + n * sizeof(hb_ipu_t), 4096);
-    h->off_pool = round_up(h->off_slots + n * n * (size_t)slots * sizeof(hb_slot_t), 4096);
-    h->total_bytes = round_up(h->off_pool + n * (size_t)chunks * chunk_bytes, 4096);
+    h->off_pool = round_up(h->off_slots + n * n * (size_t)z->slots * sizeof(hb_slot_t), 4096);
+    h->off_direct = round_up(h->off_pool + n * chunks * z->chunk_bytes, 4096);
+    h->total_bytes = round_up(h->off_direct + n * 2 * direct, 4096);
 }
 
 static void bind(hostbox_t *hb, void *base, size_t size)
@@ -42,10 +45,12 @@ static void bind(hostbox_t *hb, void *base, size_t size)
     hb->ipus = (hb_ipu_t *)((char *)base + h->off_ipus);
     hb->slots = (hb_slot_t *)((char *)base + h->off_slots);
     hb->pool = (char *)base + h->off_pool;
+    hb->direct = (char *)base + h->off_direct;
     hb->num_ipus = (int)h->num_ipus;
     hb->nslots = (int)h->slots;
     hb->nchunks = (int)h->chunks;
     hb->chunk_bytes = h->chunk_bytes;
+    hb->direct_bytes = h->direct_bytes;
 }
 
 static void init_contents(hostbox_t *hb, const uint8_t token[16])
@@ -62,12 +67,12 @@ static void init_contents(hostbox_t *hb, const uint8_t token[16])
 }
 
 gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16], int num_ipus,
-                       int slots, int chunks, size_t chunk_bytes, char *err, size_t len)
+                       const hb_sizes_t *sizes, char *err, size_t len)
 {
     memset(hb, 0, sizeof *hb);
     hb_header_t h;
     memset(&h, 0, sizeof h);
-    layout(&h, num_ipus, slots, name ? chunks : 0, chunk_bytes);
+    layout(&h, num_ipus, sizes, name != NULL);
     void *base;
     if (!name) {
         base = mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

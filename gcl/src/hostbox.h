@@ -76,6 +76,13 @@ typedef struct {
     _Atomic uint32_t run_gen;
     int32_t pid, instance, global_ipu;
     _Atomic uint64_t last_call; /* key0 of the last collective it entered (0: none yet) */
+    /* Host-direct collectives (direct.c): a barrier epoch, and what the IPU publishes for its
+     * peers each round: its buffers (when they share its process), its call and clock. */
+    alignas(64) _Atomic uint64_t epoch;
+    _Atomic uint64_t d_in, d_out; /* addresses in the owner's process */
+    _Atomic uint64_t d_key;       /* key0 of the call that d_sig and d_clock describe */
+    gcl_sig_t d_sig;
+    uint64_t d_clock;
     /* A peer that found this IPU's call mismatched leaves the key of the call and the reason
      * here, so that every replica of the call fails with it, not just the two that met. */
     _Atomic uint32_t poison_lock;
@@ -88,9 +95,17 @@ typedef struct {
     uint64_t magic;
     uint8_t token[16];
     uint32_t num_ipus, slots, chunks;
-    uint64_t chunk_bytes;
-    uint64_t off_ipus, off_slots, off_pool, total_bytes;
+    uint64_t chunk_bytes, direct_bytes;
+    uint64_t off_ipus, off_slots, off_pool, off_direct, total_bytes;
 } hb_header_t;
+
+/* How big the parts of a host box are. */
+typedef struct {
+    int slots;           /* message slots per ordered pair */
+    int chunks;          /* staging chunks per IPU (shared segments only) */
+    size_t chunk_bytes;  /* bytes per staging chunk */
+    size_t direct_bytes; /* per IPU, each of the two host-direct regions (shared segments only) */
+} hb_sizes_t;
 
 typedef struct {
     void *base;
@@ -98,8 +113,9 @@ typedef struct {
     hb_ipu_t *ipus;
     hb_slot_t *slots;
     char *pool;
+    char *direct;
     int num_ipus, nslots, nchunks;
-    size_t chunk_bytes;
+    size_t chunk_bytes, direct_bytes;
     char name[80]; /* the segment's name, "" for anonymous memory */
     int unlinked;
 } hostbox_t;
@@ -110,7 +126,7 @@ typedef struct {
  * Returns GCL_OK or GCL_ERR_SYSTEM / GCL_ERR_NO_HOST_MEMORY with a sentence in ERR.
  */
 gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16], int num_ipus,
-                       int slots, int chunks, size_t chunk_bytes, char *err, size_t len);
+                       const hb_sizes_t *sizes, char *err, size_t len);
 /* Maps the segment NAME created by another instance of the job, checking the token. */
 gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16], char *err,
                        size_t len);
@@ -127,6 +143,13 @@ static inline hb_slot_t *hb_slot(const hostbox_t *hb, int src, int dst, int i)
 static inline char *hb_chunk(const hostbox_t *hb, int ipu, uint32_t chunk)
 {
     return hb->pool + ((size_t)ipu * (size_t)hb->nchunks + chunk) * hb->chunk_bytes;
+}
+
+/* IPU's host-direct region WHICH (0: inputs, 1: results), direct_bytes long; NULL without. */
+static inline char *hb_direct(const hostbox_t *hb, int ipu, int which)
+{
+    return hb->direct_bytes ? hb->direct + ((size_t)ipu * 2 + (size_t)which) * hb->direct_bytes
+                            : NULL;
 }
 
 /* Wakes IPU's thread if it sleeps. */

@@ -141,14 +141,16 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
 {
     const gcl_params_t *p = &inst->params;
     int leader, local = instances_on_my_host(inst, &leader), host_ipus = 0;
+    hb_sizes_t sizes = {(int)p->shm_slots, (int)p->shm_chunks, (size_t)p->shm_chunk_bytes,
+                        (size_t)p->shm_direct_bytes};
     for (int i = 0; i < inst->num_ipus; i++)
         host_ipus += inst->ipu_hostlocal[i] >= 0;
     gcl_status_t rc = GCL_OK;
     if (inst->boot->bcast(inst->boot, inst->token, sizeof inst->token, 0) != GCL_OK)
         return fail(inst, GCL_ERR_MPI, "sharing the job token failed");
     if (local == 1 && inst->num_instances == 1)
-        return hb_create(&inst->hb, NULL, inst->token, host_ipus, (int)p->shm_slots, 0,
-                         (size_t)p->shm_chunk_bytes, inst->error, sizeof inst->error);
+        return hb_create(&inst->hb, NULL, inst->token, host_ipus, &sizes, inst->error,
+                         sizeof inst->error);
     char name[80] = "";
     if (local > 1) {
         snprintf(name, sizeof name, "/gcl-");
@@ -158,8 +160,7 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
     }
     /* The leader creates, then everyone else attaches, then the name goes. */
     if (inst->instance_index == leader)
-        rc = hb_create(&inst->hb, local > 1 ? name : NULL, inst->token, host_ipus,
-                       (int)p->shm_slots, (int)p->shm_chunks, (size_t)p->shm_chunk_bytes,
+        rc = hb_create(&inst->hb, local > 1 ? name : NULL, inst->token, host_ipus, &sizes,
                        inst->error, sizeof inst->error);
     GCL_CHECK(agree(inst, rc));
     if (inst->instance_index != leader)

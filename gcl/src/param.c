@@ -43,6 +43,13 @@ static const param_def_t params[] = {
      "staging chunks per IPU in the shared-memory segment"},
     {"GCL_SHM_SLOTS", "8", P_LONG, OFF(shm_slots), 1, 64, NULL, 0,
      "message slots per ordered pair of IPUs on one host (pieces in flight between them)"},
+    {"GCL_SHM_DIRECT_BYTES", "2097152", P_LONG, OFF(shm_direct_bytes), 65536, 1 << 30, NULL, 0,
+     "bytes per IPU of each shared-memory region that host-direct collectives stage through "
+     "(a call larger than this runs in rounds)"},
+    {"GCL_DIRECT_MIN_BYTES", "16384", P_LONG, OFF(direct_min_bytes), 0, 1e15, NULL, 0,
+     "all_reduce, reduce_scatter and all_gather of at least this many bytes per replica, over "
+     "a group that shares one host, run host-direct (straight out of shared memory) instead of "
+     "by messages; larger than any call turns it off"},
     {"GCL_MPI_CHUNK_BYTES", "1048576", P_LONG, OFF(mpi_chunk_bytes), 4096, 1 << 30, NULL, 0,
      "bytes per piece of a message carried by the MPI transport"},
     {"GCL_TRANSPORT", "auto", P_CHOICE, OFF(transport), 0, 0, "auto|shm|mpi", 0,

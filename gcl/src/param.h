@@ -22,9 +22,11 @@ typedef struct {
     long shm_chunks; /* staging buffers per IPU */
     long shm_slots;  /* message slots per ordered pair of IPUs */
     long mpi_chunk_bytes;
-    char transport[16]; /* auto, shm or mpi */
-    long sim_phantom;   /* 1: buffers carry sizes, no data */
-    char topology[256]; /* GCL_TOPOLOGY: a preset or a file, "" for the default */
+    long shm_direct_bytes; /* per IPU, each of the host-direct input and result regions */
+    long direct_min_bytes; /* smallest call that goes host-direct */
+    char transport[16];    /* auto, shm or mpi */
+    long sim_phantom;      /* 1: buffers carry sizes, no data */
+    char topology[256];    /* GCL_TOPOLOGY: a preset or a file, "" for the default */
     char sim_report[256];
     char sim_trace[256];
     long sim_trace_events;

@@ -103,7 +103,8 @@ struct gcl_simcache {
 typedef struct {
     uint32_t step;
     int src, dst; /* global IPUs */
-    int32_t mine; /* op index in this rank's schedule, or -1 */
+    int rank;     /* the sender's rank */
+    int32_t op;   /* the send's op index in its schedule */
 } flow_t;
 
 void gcl_simcache_free(struct gcl_simcache *c)
@@ -122,8 +123,8 @@ static int same_shape(const struct gcl_simcache *c, const coll_algo_t *algo, con
 }
 
 /* Appends the sends of rank Q's schedule S to FLOWS (grown as needed). */
-static int add_flows(const struct gcl_comm *c, const coll_schedule_t *s, int q, int mine,
-                     flow_t **flows, size_t *n, size_t *cap)
+static int add_flows(const struct gcl_comm *c, const coll_schedule_t *s, int q, flow_t **flows,
+                     size_t *n, size_t *cap)
 {
     for (uint32_t st = 0; st < s->nsteps; st++) {
         for (uint32_t i = s->steps[st].first; i < s->steps[st].first + s->steps[st].count; i++) {
@@ -137,8 +138,7 @@ static int add_flows(const struct gcl_comm *c, const coll_schedule_t *s, int q, 
                 *flows = f;
                 *cap = ncap;
             }
-            (*flows)[(*n)++] =
-                (flow_t){st, c->ipus[q], c->ipus[s->ops[i].peer], mine ? (int32_t)i : -1};
+            (*flows)[(*n)++] = (flow_t){st, c->ipus[q], c->ipus[s->ops[i].peer], q, (int32_t)i};
         }
     }
     return 0;
@@ -153,8 +153,8 @@ static int by_step(const void *a, const void *b)
 }
 
 /* For every flow of every step, in (rank, op) order: its place in each link's queue; a flow's
- * multiplier is its worst place. Fills MULT for this rank's own sends. */
-static int queue_places(const sim_topology_t *topo, flow_t *flows, size_t n, uint32_t *mult)
+ * multiplier is its worst place. Fills MULT[rank][op] for the ranks whose MULT[rank] is set. */
+static int queue_places(const sim_topology_t *topo, flow_t *flows, size_t n, uint32_t **mult)
 {
     int nlinks = sim_topology_num_links(topo);
     uint32_t *load = calloc((size_t)(nlinks > 0 ? nlinks : 1), sizeof *load);
@@ -173,8 +173,8 @@ static int queue_places(const sim_topology_t *topo, flow_t *flows, size_t n, uin
                 uint32_t place = ++load[route.links[h]];
                 worst = place > worst ? place : worst;
             }
-            if (flows[f].mine >= 0)
-                mult[flows[f].mine] = worst;
+            if (mult[flows[f].rank])
+                mult[flows[f].rank][flows[f].op] = worst;
         }
         for (size_t f = begin; f < end; f++) /* empty the queues for the next step */
             if (sim_topology_route(topo, flows[f].src, flows[f].dst, &route) == 0)
@@ -197,19 +197,22 @@ static gcl_status_t build_cache(struct gcl_comm *c, const coll_algo_t *algo, con
     int rc = 0;
     for (int q = 0; rc == 0 && q < c->size; q++) {
         if (q == c->rank) {
-            rc = add_flows(c, mine, q, 1, &flows, &n, &cap);
+            rc = add_flows(c, mine, q, &flows, &n, &cap);
             continue;
         }
         coll_args_t other = *a;
         other.rank = q;
-        rc = coll_build(algo, &other, &tmp, NULL) ? -1 : add_flows(c, &tmp, q, 0, &flows, &n, &cap);
+        rc = coll_build(algo, &other, &tmp, NULL) ? -1 : add_flows(c, &tmp, q, &flows, &n, &cap);
     }
     coll_schedule_free(&tmp);
     cache->mult = calloc(mine->nops ? mine->nops : 1, sizeof *cache->mult);
-    if (rc == 0 && cache->mult) {
+    uint32_t **mult = calloc((size_t)c->size, sizeof *mult);
+    if (rc == 0 && cache->mult && mult) {
+        mult[c->rank] = cache->mult;
         qsort(flows, n, sizeof *flows, by_step);
-        rc = queue_places(c->ctx->inst->sim.topo, flows, n, cache->mult);
+        rc = queue_places(c->ctx->inst->sim.topo, flows, n, mult);
     }
+    free(mult);
     free(flows);
     return rc == 0 && cache->mult ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
 }
@@ -237,4 +240,179 @@ gcl_status_t gcl_simcost_prepare(struct gcl_comm *c, const coll_algo_t *algo, co
     c->simcache->nops = mine->nops;
     *mult = c->simcache->mult;
     return GCL_OK;
+}
+
+/* ---- replaying a whole group's timeline (host-direct calls) ---- */
+
+typedef struct {
+    sim_time_t send, arrival;
+} sim_msg_t;
+
+typedef struct {
+    coll_schedule_t *s; /* [n]: every rank's schedule */
+    uint32_t **mult;    /* [n][ops]: queue places of the sends */
+    size_t es;
+    const sim_topology_t *topo;
+    const int *ipus;
+    int n, me;
+    sim_time_t *t, *busy;  /* [n]: step start, and when the step's sends free their links */
+    uint32_t *step, *need; /* [n]; need: messages a step takes from each peer */
+    char *posted;
+    sim_msg_t **fifo; /* [n*n]: messages from p to q, in order */
+    uint32_t *head, *len;
+    gcl_sim_ipu_t *ipu; /* this IPU, whose steps are charged as they complete */
+} replay_t;
+
+static int replay_post(replay_t *r, int q)
+{
+    const coll_schedule_t *s = &r->s[q];
+    const coll_step_t *st = &s->steps[r->step[q]];
+    sim_route_t route;
+    r->busy[q] = r->t[q];
+    for (uint32_t i = st->first; i < st->first + st->count; i++) {
+        const coll_op_t *op = &s->ops[i];
+        if (op->kind != COLL_OP_SEND)
+            continue;
+        sim_time_t d = 0, lat = 0;
+        if (sim_topology_route(r->topo, r->ipus[q], r->ipus[op->peer], &route) == 0 &&
+            route.hops > 0) {
+            uint32_t m = r->mult[q][i] ? r->mult[q][i] : 1;
+            d = sim_xfer_time(op->count * r->es, route.bandwidth) * m;
+            lat = route.latency;
+        }
+        if (r->t[q] + d > r->busy[q])
+            r->busy[q] = r->t[q] + d;
+        size_t k = (size_t)q * (size_t)r->n + (size_t)op->peer;
+        sim_msg_t *f = realloc(r->fifo[k], (r->len[k] + 1) * sizeof *f);
+        if (!f)
+            return -1;
+        r->fifo[k] = f;
+        f[r->len[k]++] = (sim_msg_t){r->t[q], r->t[q] + lat + d};
+    }
+    r->posted[q] = 1;
+    return 0;
+}
+
+/* Completes rank Q's step when all its messages are known; returns 1 if it did. */
+static int replay_finish(replay_t *r, int q)
+{
+    const coll_schedule_t *s = &r->s[q];
+    const coll_step_t *st = &s->steps[r->step[q]];
+    int ready = 1;
+    for (uint32_t i = st->first; i < st->first + st->count; i++) { /* messages per peer */
+        const coll_op_t *op = &s->ops[i];
+        if (op->kind != COLL_OP_RECV && op->kind != COLL_OP_RECV_REDUCE)
+            continue;
+        size_t k = (size_t)op->peer * (size_t)r->n + (size_t)q;
+        if (r->len[k] - r->head[k] < ++r->need[op->peer])
+            ready = 0;
+    }
+    for (uint32_t i = st->first; i < st->first + st->count; i++)
+        r->need[s->ops[i].peer >= 0 ? s->ops[i].peer : 0] = 0;
+    if (!ready)
+        return 0;
+    sim_time_t end = r->busy[q], latest = r->t[q];
+    for (uint32_t i = st->first; i < st->first + st->count; i++) {
+        const coll_op_t *op = &s->ops[i];
+        if (op->kind != COLL_OP_RECV && op->kind != COLL_OP_RECV_REDUCE)
+            continue;
+        size_t k = (size_t)op->peer * (size_t)r->n + (size_t)q;
+        sim_msg_t m = r->fifo[k][r->head[k]++];
+        end = m.arrival > end ? m.arrival : end;
+        latest = m.send > latest ? m.send : latest;
+    }
+    if (q == r->me && end > r->ipu->stats.clock) { /* the same split as gcl_sim_step_done */
+        sim_time_t idle_until = latest < end ? latest : end;
+        if (idle_until > r->ipu->stats.clock)
+            sim_stats_advance_to(&r->ipu->stats, SIM_ACT_IDLE, idle_until);
+        sim_stats_advance_to(&r->ipu->stats, SIM_ACT_EXCHANGE, end);
+    }
+    r->t[q] = end;
+    r->step[q]++;
+    r->posted[q] = 0;
+    return 1;
+}
+
+static int replay_run(replay_t *r)
+{
+    for (int progressed = 1; progressed;) {
+        progressed = 0;
+        for (int q = 0; q < r->n; q++) {
+            while (r->step[q] < r->s[q].nsteps) {
+                if (!r->posted[q] && replay_post(r, q) != 0)
+                    return -1;
+                if (!replay_finish(r, q))
+                    break;
+                progressed = 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static void replay_free(replay_t *r)
+{
+    for (int q = 0; r->s && q < r->n; q++) {
+        coll_schedule_free(&r->s[q]);
+        free(r->mult ? r->mult[q] : NULL);
+    }
+    for (int k = 0; r->fifo && k < r->n * r->n; k++)
+        free(r->fifo[k]);
+    free(r->s);
+    free(r->mult);
+    free(r->t);
+    free(r->busy);
+    free(r->step);
+    free(r->need);
+    free(r->posted);
+    free(r->fifo);
+    free(r->head);
+    free(r->len);
+}
+
+gcl_status_t gcl_sim_replay(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
+                            const sim_time_t *entry)
+{
+    int n = c->size;
+    size_t nn = (size_t)n * (size_t)n;
+    replay_t r = {.es = a->elem_size,
+                  .topo = c->ctx->inst->sim.topo,
+                  .ipus = c->ipus,
+                  .n = n,
+                  .me = c->rank,
+                  .ipu = &c->ctx->inst->sim.ipus[c->ctx->local_index]};
+    r.s = calloc((size_t)n, sizeof *r.s);
+    r.mult = calloc((size_t)n, sizeof *r.mult);
+    r.t = malloc((size_t)n * sizeof *r.t);
+    r.busy = calloc((size_t)n, sizeof *r.busy);
+    r.step = calloc((size_t)n, sizeof *r.step);
+    r.need = calloc((size_t)n, sizeof *r.need);
+    r.posted = calloc((size_t)n, 1);
+    r.fifo = calloc(nn, sizeof *r.fifo);
+    r.head = calloc(nn, sizeof *r.head);
+    r.len = calloc(nn, sizeof *r.len);
+    flow_t *flows = NULL;
+    size_t nflows = 0, cap = 0;
+    int rc =
+        r.s && r.mult && r.t && r.busy && r.step && r.need && r.posted && r.fifo && r.head && r.len
+            ? 0
+            : -1;
+    for (int q = 0; rc == 0 && q < n; q++) {
+        coll_args_t aq = *a;
+        aq.rank = q;
+        r.t[q] = entry[q];
+        rc = coll_build(algo, &aq, &r.s[q], NULL) != 0 ||
+                     !(r.mult[q] = calloc(r.s[q].nops + 1, sizeof **r.mult))
+                 ? -1
+                 : add_flows(c, &r.s[q], q, &flows, &nflows, &cap);
+    }
+    if (rc == 0) {
+        qsort(flows, nflows, sizeof *flows, by_step);
+        rc = queue_places(r.topo, flows, nflows, r.mult);
+    }
+    if (rc == 0)
+        rc = replay_run(&r);
+    free(flows);
+    replay_free(&r);
+    return rc == 0 ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
 }

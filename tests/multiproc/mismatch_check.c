@@ -4,7 +4,8 @@
  * and never compute a wrong answer. Exits 0 when that holds on this instance, 1 otherwise.
  *
  * KIND: count, type, op, root, group, algorithm, collective, skip (the odd replica skips a
- * collective; needs a short GCL_TIMEOUT_S), p2p_count (a receive of another size than the send).
+ * collective; needs a short GCL_TIMEOUT_S), direct_count (counts differ in calls large enough to
+ * run host-direct), direct_vs_messages (one side large enough for host-direct, the other not).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,6 +31,10 @@ static gcl_status_t call(job_t *j, gcl_ctx_t ctx, gcl_comm_t comm, float *buf)
     const char *k = j->kind;
     if (!strcmp(k, "count"))
         return gcl_all_reduce(comm, buf, buf, odd ? 100 : 64, GCL_F32, GCL_SUM);
+    if (!strcmp(k, "direct_count")) /* large enough to run host-direct */
+        return gcl_all_reduce(comm, buf, buf, odd ? 20000 : 16384, GCL_F32, GCL_SUM);
+    if (!strcmp(k, "direct_vs_messages")) /* one side host-direct, the other by messages */
+        return gcl_all_reduce(comm, buf, buf, odd ? 16 : 16384, GCL_F32, GCL_SUM);
     if (!strcmp(k, "type"))
         return gcl_all_reduce(comm, buf, buf, 64, odd ? GCL_F16 : GCL_F32, GCL_SUM);
     if (!strcmp(k, "op"))
@@ -63,7 +68,7 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
         int na = gcl_algorithms("all_reduce", names, 16);
         gcl_comm_set_algorithm(comm, "all_reduce", names[odd ? na - 2 : 0]);
     }
-    float *buf = calloc((size_t)64 * (size_t)n + 100, sizeof(float));
+    float *buf = calloc((size_t)64 * (size_t)n + 20000, sizeof(float));
     gcl_status_t rc = call(j, ctx, comm, buf);
     const char *err = gcl_last_error(comm);
     char oddname[32];

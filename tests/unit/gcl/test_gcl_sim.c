@@ -132,6 +132,72 @@ static void test_crossing_domains_pays_gw_link(void **state)
     assert_memory_equal(again.t, two.t, sizeof two.t);
 }
 
+/* A blocking call over one host runs host-direct, a non-blocking one by messages: the simulated
+ * time (which follows the pod algorithm's schedule either way) and the result must agree. */
+typedef struct {
+    size_t count;
+    int path; /* 0: blocking (host-direct), 1: non-blocking (messages) */
+    double t[2][16];
+    float first[2][16];
+} paths_t;
+
+static gcl_status_t paths_program(gcl_ctx_t ctx, void *arg)
+{
+    paths_t *p = arg;
+    int me = gcl_ctx_replica(ctx);
+    gcl_comm_t comm;
+    GCL_CHECK(gcl_comm_create(ctx, gcl_group_all(), &comm));
+    float *buf = malloc(p->count * sizeof(float));
+    gcl_status_t rc = GCL_OK;
+    for (int path = p->path; rc == GCL_OK && path == p->path; path++) {
+        for (size_t i = 0; i < p->count; i++)
+            buf[i] = (float)((me * 7 + (int)i) % 5);
+        double t0 = gcl_sim_time(ctx);
+        if (path == 0) {
+            rc = gcl_all_reduce(comm, buf, buf, p->count, GCL_F32, GCL_SUM);
+            const char *used = gcl_comm_algorithm(comm, "all_reduce");
+            if (rc == GCL_OK && strcmp(used, "host_direct") != 0)
+                rc = GCL_ERR_INTERNAL;
+        } else {
+            gcl_request_t req;
+            rc = gcl_all_reduce_start(comm, buf, buf, p->count, GCL_F32, GCL_SUM, &req);
+            if (rc == GCL_OK)
+                rc = gcl_wait(req);
+        }
+        p->t[path][me] = gcl_sim_time(ctx) - t0;
+        p->first[path][me] = buf[p->count - 1];
+    }
+    free(buf);
+    gcl_comm_destroy(comm);
+    return rc;
+}
+
+static void test_host_direct_matches_messages(void **state)
+{
+    (void)state;
+    size_t counts[] = {8192, 300001};
+    for (size_t c = 0; c < 2; c++) {
+        paths_t p = {.count = counts[c]};
+        /* Each path in a fresh instance, so both start from the same clocks. */
+        for (p.path = 0; p.path < 2; p.path++) {
+            gcl_config_t cfg = {6, 1};
+            gcl_instance_t inst;
+            setenv("GCL_TOPOLOGY", "POD16", 1);
+            assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
+            unsetenv("GCL_TOPOLOGY");
+            assert_int_equal(gcl_run(inst, paths_program, &p), GCL_OK);
+            gcl_finalize(inst);
+        }
+        for (int r = 0; r < 6; r++) {
+            if (p.t[0][r] != p.t[1][r])
+                fail_msg("count %zu replica %d: host-direct %.9g s, messages %.9g s", counts[c], r,
+                         p.t[0][r], p.t[1][r]);
+            assert_true(p.t[0][r] > 0);
+            assert_true(p.first[0][r] == p.first[1][r]);
+        }
+    }
+}
+
 typedef struct {
     gcl_status_t oom;
     char report[2048];
@@ -197,6 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_closed_form),
         cmocka_unit_test(test_crossing_domains_pays_gw_link),
+        cmocka_unit_test(test_host_direct_matches_messages),
         cmocka_unit_test(test_memory_and_compute),
         cmocka_unit_test(test_too_many_ipus),
     };
