@@ -174,20 +174,6 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
     return rc;
 }
 
-static gcl_status_t setup_transports(struct gcl_instance *inst)
-{
-    int remote = 0;
-    for (int i = 0; i < inst->num_instances; i++)
-        remote |= inst->peers[i].host != inst->host_index;
-    if (remote && strcmp(inst->params.transport, "shm") == 0)
-        return fail(inst, GCL_ERR_INVALID_ARGUMENT, "GCL_TRANSPORT=shm, but the job spans %d hosts",
-                    inst->num_hosts);
-    int need_mpi = remote || (inst->num_instances > 1 && !strcmp(inst->params.transport, "mpi"));
-    if (!need_mpi)
-        return GCL_OK;
-    return gcl_mpi_transport_init(inst, inst->error, sizeof inst->error);
-}
-
 static gcl_status_t setup_shape(struct gcl_instance *inst, const gcl_config_t *cfg)
 {
     gcl_config_t def = GCL_CONFIG_INITIALIZER;
@@ -236,7 +222,7 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *cfg)
         p->instance = inst->instance_index;
         p->global_ipu = inst->first_ipu + k;
     }
-    GCL_CHECK(agree(inst, setup_transports(inst)));
+    GCL_CHECK(agree(inst, gcl_transports_init(inst)));
     if (inst->params.spin_count < 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         inst->params.spin_count = inst->hb.num_ipus <= cores ? 2000 : 0;
@@ -289,7 +275,7 @@ gcl_status_t gcl_finalize(gcl_instance_t inst)
         rc = GCL_ERR_MPI;
     if (inst->boot)
         inst->boot->failed = inst->failed;
-    gcl_mpi_transport_fini(inst);
+    gcl_transports_fini(inst);
     gcl_sim_fini(inst);
     hb_unlink(&inst->hb);
     hb_destroy(&inst->hb);

@@ -19,7 +19,7 @@
 
 #define GCL_ERRLEN 2048
 
-struct gcl_mpi_state; /* transport_mpi.c */
+struct gcl_net; /* net.h */
 
 /* Where each instance runs, learnt at start-up. */
 typedef struct {
@@ -44,7 +44,8 @@ struct gcl_instance {
     uint8_t token[16];      /* random per job */
     gcl_boot_t *boot;
     hostbox_t hb;
-    struct gcl_mpi_state *mpi; /* NULL when no peer needs the MPI transport */
+    struct gcl_net *net_mpi;   /* the network backends, NULL when not in use */
+    struct gcl_net *net_ofi;
     struct gcl_ctx *ctxs;      /* [num_local_ipus] */
     uint32_t run_gen;          /* gcl_run calls so far */
     atomic_int abort;          /* a local IPU failed in this gcl_run */

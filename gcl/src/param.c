@@ -52,18 +52,26 @@ static const param_def_t params[] = {
      "by messages; larger than any call turns it off"},
     {"GCL_MPI_CHUNK_BYTES", "1048576", P_LONG, OFF(mpi_chunk_bytes), 4096, 1 << 30, NULL, 0,
      "bytes per piece of a message carried by the MPI transport"},
-    {"GCL_TRANSPORT", "auto", P_CHOICE, OFF(transport), 0, 0, "auto|shm|mpi", 0,
-     "transport between instances: auto (shm on a host, mpi between hosts), shm, or mpi"},
+    {"GCL_TRANSPORT", "auto", P_CHOICE, OFF(transport), 0, 0, "auto|shm|ofi|mpi", 0,
+     "transport between instances: auto (shm on a host; ofi between hosts, else mpi), shm, "
+     "ofi or mpi (ofi and mpi are then used between instances of one host too)"},
+    {"GCL_OFI_PROVIDER", "tcp;ofi_rxm", P_TEXT, OFF(ofi_provider), 0, 64, NULL, 0,
+     "libfabric provider of the ofi transport"},
+    {"GCL_OFI_IFACE", "", P_TEXT, OFF(ofi_iface), 0, 64, NULL, 0,
+     "network interface (libfabric domain) of the ofi transport; default: the first that is "
+     "not loopback when the job spans hosts"},
+    {"GCL_OFI_CHUNK_BYTES", "1048576", P_LONG, OFF(ofi_chunk_bytes), 4096, 1 << 30, NULL, 0,
+     "bytes per piece of a message carried by the ofi transport"},
     {"GCL_SIM_PHANTOM", "0", P_LONG, OFF(sim_phantom), 0, 1, NULL, 0,
      "1: phantom mode, buffers carry sizes but no data; only simulated time is computed (poprun "
      "--offline-mode sets it)"},
-    {"GCL_TOPOLOGY", "", P_TEXT, OFF(topology), 0, 0, NULL, 0,
+    {"GCL_TOPOLOGY", "", P_TEXT, OFF(topology), 0, 256, NULL, 0,
      "simulated pod: M2000, POD16, POD64, POD128, POD256 or a topology file (default: "
      "POPDIST_TOPOLOGY, else the smallest preset that holds the job)"},
-    {"GCL_SIM_REPORT", "", P_TEXT, OFF(sim_report), 0, 0, NULL, 0,
+    {"GCL_SIM_REPORT", "", P_TEXT, OFF(sim_report), 0, 256, NULL, 0,
      "write a JSON report of simulated time and memory per IPU to this path at gcl_finalize "
      "(%i becomes the instance index)"},
-    {"GCL_SIM_TRACE", "", P_TEXT, OFF(sim_trace), 0, 0, NULL, 0,
+    {"GCL_SIM_TRACE", "", P_TEXT, OFF(sim_trace), 0, 256, NULL, 0,
      "write a Chrome trace (one track per simulated IPU; open in ui.perfetto.dev) to this path "
      "(%i becomes the instance index)"},
     {"GCL_SIM_TRACE_EVENTS", "100000", P_LONG, OFF(sim_trace_events), 1, 1e8, NULL, 0,
@@ -147,7 +155,7 @@ static void describe_valid(const param_def_t *d, char *buf, size_t len)
         snprintf(buf, len, "a comma list of init,coll,sim,shm,ofi,env,mpi,all");
         break;
     case P_TEXT:
-        snprintf(buf, len, "text of at most 255 characters");
+        snprintf(buf, len, "text of at most %.0f characters", d->max - 1);
         break;
     case P_ALGO:
         algos = coll_algo_list((coll_collective_t)d->coll, &n);
@@ -176,7 +184,7 @@ static int parse_one(const param_def_t *d, const char *v, gcl_params_t *p)
     case P_ALGO:
         return parse_algo(d->coll, v, dst, sizeof p->algo[0]);
     case P_TEXT:
-        if (strlen(v) >= sizeof p->topology)
+        if (strlen(v) >= d->max) /* the field's size */
             return -1;
         strcpy(dst, v);
         return 0;

@@ -24,7 +24,10 @@ typedef struct {
     long mpi_chunk_bytes;
     long shm_direct_bytes; /* per IPU, each of the host-direct input and result regions */
     long direct_min_bytes; /* smallest call that goes host-direct */
-    char transport[16];    /* auto, shm or mpi */
+    char transport[16]; /* auto, shm, ofi or mpi */
+    char ofi_provider[64];
+    char ofi_iface[64];
+    long ofi_chunk_bytes;
     long sim_phantom;      /* 1: buffers carry sizes, no data */
     char topology[256];    /* GCL_TOPOLOGY: a preset or a file, "" for the default */
     char sim_report[256];

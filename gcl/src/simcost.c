@@ -209,7 +209,8 @@ static gcl_status_t build_cache(struct gcl_comm *c, const coll_algo_t *algo, con
     uint32_t **mult = calloc((size_t)c->size, sizeof *mult);
     if (rc == 0 && cache->mult && mult) {
         mult[c->rank] = cache->mult;
-        qsort(flows, n, sizeof *flows, by_step);
+        if (n > 0)
+            qsort(flows, n, sizeof *flows, by_step);
         rc = queue_places(c->ctx->inst->sim.topo, flows, n, mult);
     }
     free(mult);
@@ -407,7 +408,8 @@ gcl_status_t gcl_sim_replay(struct gcl_comm *c, const coll_algo_t *algo, const c
                  : add_flows(c, &r.s[q], q, &flows, &nflows, &cap);
     }
     if (rc == 0) {
-        qsort(flows, nflows, sizeof *flows, by_step);
+        if (nflows > 0)
+            qsort(flows, nflows, sizeof *flows, by_step);
         rc = queue_places(r.topo, flows, nflows, r.mult);
     }
     if (rc == 0)

@@ -1,19 +1,80 @@
 /* Choosing a transport per peer, and the receiver's check of what arrives. */
 #include "transport.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "log.h"
+#include "net.h"
 
 #include "coll/group.h"
 
 const gcl_transport_t *gcl_transport_for(struct gcl_ctx *ctx, int peer)
 {
     struct gcl_instance *inst = ctx->inst;
-    int same_instance = inst->ipu_instance[peer] == inst->instance_index;
-    if (same_instance)
+    const char *forced = inst->params.transport;
+    if (inst->ipu_instance[peer] == inst->instance_index)
         return &gcl_transport_local;
-    if (inst->ipu_hostlocal[peer] >= 0 && strcmp(inst->params.transport, "mpi") != 0)
+    if (!strcmp(forced, "mpi"))
+        return &gcl_transport_mpi;
+    if (!strcmp(forced, "ofi"))
+        return &gcl_transport_ofi;
+    if (inst->ipu_hostlocal[peer] >= 0)
         return &gcl_transport_shm;
-    return &gcl_transport_mpi;
+    return inst->net_ofi ? &gcl_transport_ofi : &gcl_transport_mpi;
+}
+
+/* Which backends the job needs: forced by GCL_TRANSPORT, or (auto) ofi between hosts when
+ * libfabric works on every instance, else mpi. Every instance decides the same. */
+gcl_status_t gcl_transports_init(struct gcl_instance *inst)
+{
+    const char *forced = inst->params.transport;
+    int remote = inst->num_hosts > 1, several = inst->num_instances > 1;
+    if (remote && !strcmp(forced, "shm")) {
+        snprintf(inst->error, sizeof inst->error,
+                 "GCL_TRANSPORT=shm, but the job spans %d hosts", inst->num_hosts);
+        return GCL_ERR_INVALID_ARGUMENT;
+    }
+    int want_ofi = several && (!strcmp(forced, "ofi") || (remote && !strcmp(forced, "auto")));
+    int want_mpi = several && (!strcmp(forced, "mpi") || (remote && !strcmp(forced, "auto")));
+    char why[256] = "";
+    if (want_ofi) {
+        gcl_status_t rc = gcl_net_ofi_create(inst, &inst->net_ofi, why, sizeof why);
+        int ok = rc == GCL_OK, all_ok = 0;
+        /* All or none: an instance that cannot talk ofi means nobody does. */
+        int *votes = calloc((size_t)inst->num_instances, sizeof(int));
+        if (votes && inst->boot->allgather(inst->boot, &ok, votes, sizeof ok) == GCL_OK) {
+            all_ok = 1;
+            for (int i = 0; i < inst->num_instances; i++)
+                all_ok &= votes[i];
+        }
+        free(votes);
+        if (!all_ok && inst->net_ofi) {
+            inst->net_ofi->destroy(inst->net_ofi);
+            inst->net_ofi = NULL;
+        }
+        if (!all_ok && !strcmp(forced, "ofi")) {
+            snprintf(inst->error, sizeof inst->error, "GCL_TRANSPORT=ofi, but %s",
+                     why[0] ? why : "libfabric failed on another instance");
+            return GCL_ERR_TRANSPORT;
+        }
+        if (!all_ok)
+            GCL_INFO(GCL_SUB_OFI, "libfabric unavailable (%s): using mpi between hosts",
+                     why[0] ? why : "on another instance");
+    }
+    if (want_mpi || (want_ofi && !inst->net_ofi))
+        return gcl_net_mpi_create(inst, &inst->net_mpi, inst->error, sizeof inst->error);
+    return GCL_OK;
+}
+
+void gcl_transports_fini(struct gcl_instance *inst)
+{
+    if (inst->net_ofi)
+        inst->net_ofi->destroy(inst->net_ofi);
+    if (inst->net_mpi)
+        inst->net_mpi->destroy(inst->net_mpi);
+    inst->net_ofi = inst->net_mpi = NULL;
 }
 
 void gcl_sig_describe(const gcl_sig_t *s, char *buf, size_t len)

@@ -3,6 +3,7 @@
  * own file, chosen per peer by where the peer runs:
  *   local  same process    the receiver reduces straight out of the sender's buffer
  *   shm    same host       pieces pipelined through the sender's staging chunks in the host box
+ *   ofi    another host    libfabric RDM tagged messages in pieces (tcp;ofi_rxm)
  *   mpi    another host    MPI_Isend / MPI_Irecv in pieces (the fallback that works everywhere)
  *
  * A transfer (gcl_xfer_t) is one message of one schedule op. The executor starts it, then calls
@@ -30,6 +31,9 @@ typedef struct gcl_xfer {
     uint64_t key0, key1; /* key1 = message index << 32; transports add the piece index */
     uint64_t bytes;      /* in the whole message */
     int phantom;         /* sizes only, no data */
+    /* A receive from the same peer earlier in the same step: on a network whose tags cannot tell
+     * the two apart (mpi), this one is posted only once that one's pieces all are. */
+    struct gcl_xfer *after;
     /* Progress. */
     uint64_t pos;   /* bytes handed over (send) or applied (receive) */
     uint32_t piece; /* next piece */
@@ -55,6 +59,7 @@ struct gcl_transport {
 extern const gcl_transport_t gcl_transport_local;
 extern const gcl_transport_t gcl_transport_shm;
 extern const gcl_transport_t gcl_transport_mpi;
+extern const gcl_transport_t gcl_transport_ofi;
 
 /* The transport that connects CTX's IPU to global IPU PEER. */
 const gcl_transport_t *gcl_transport_for(struct gcl_ctx *ctx, int peer);
@@ -70,8 +75,9 @@ void gcl_sig_describe(const gcl_sig_t *s, char *buf, size_t len);
 void gcl_mismatch_text(const struct gcl_instance *inst, int ipu_a, const gcl_sig_t *a, int ipu_b,
                        const gcl_sig_t *b, char *buf, size_t len);
 
-/* The MPI transport's per-instance state (transport_mpi.c). */
-gcl_status_t gcl_mpi_transport_init(struct gcl_instance *inst, char *err, size_t len);
-void gcl_mpi_transport_fini(struct gcl_instance *inst);
+/* Sets up the network backends the job needs between its instances (collective over them), and
+ * frees them. */
+gcl_status_t gcl_transports_init(struct gcl_instance *inst);
+void gcl_transports_fini(struct gcl_instance *inst);
 
 #endif /* GCL_TRANSPORT_H */

@@ -1,0 +1,52 @@
+/*
+ * Network backends: tagged messages between instances, for the transports that cross hosts.
+ * transport_net.c runs the message protocol (a header, then pieces, reduced as they arrive) once,
+ * over either backend:
+ *   mpi  MPI_Isend / MPI_Irecv on a private communicator (net_mpi.c)
+ *   ofi  libfabric RDM tagged messages, tcp;ofi_rxm by default (net_ofi.c)
+ */
+#ifndef GCL_NET_H
+#define GCL_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gcl/status.h"
+
+struct gcl_instance;
+
+/* What names a message: the backend folds it into its tag as exactly as it can. */
+typedef struct {
+    uint32_t comm, seq; /* the call: communicator key and sequence number */
+    uint32_t msg;       /* message index between the pair within the call */
+    uint32_t piece;     /* 0: the header; 1..: data pieces */
+    int src_local, dst_local; /* the IPUs' indices within their instances */
+} gcl_net_tag_t;
+
+typedef struct gcl_net gcl_net_t;
+
+struct gcl_net {
+    const char *name;
+    size_t chunk_bytes; /* data piece size */
+    int exact_tags;     /* tags carry msg and piece too (otherwise order keeps them apart) */
+    /* Post a send or a receive to or from instance PEER; *REQ is a handle until test says done.
+     * Return 0, or -1 with a sentence in the backend's error. */
+    int (*isend)(gcl_net_t *n, int peer, const void *buf, size_t len, const gcl_net_tag_t *tag,
+                 void **req);
+    int (*irecv)(gcl_net_t *n, int peer, void *buf, size_t len, const gcl_net_tag_t *tag,
+                 void **req);
+    /* 1 when REQ completed, 0 when not yet, -1 when it failed; after 1 or -1 the handle is
+     * freed. */
+    int (*test)(gcl_net_t *n, void *req);
+    /* Stops REQ and frees it: its buffer is no longer touched after this returns. */
+    void (*cancel)(gcl_net_t *n, void *req);
+    void (*destroy)(gcl_net_t *n);
+    char error[256];
+};
+
+gcl_status_t gcl_net_mpi_create(struct gcl_instance *inst, gcl_net_t **out, char *err,
+                                size_t len);
+gcl_status_t gcl_net_ofi_create(struct gcl_instance *inst, gcl_net_t **out, char *err,
+                                size_t len);
+
+#endif /* GCL_NET_H */

@@ -1,0 +1,282 @@
+/*
+ * The libfabric network backend: an RDM endpoint with tagged messages (tcp;ofi_rxm unless
+ * GCL_OFI_PROVIDER says otherwise), one per instance, shared by its IPU threads under a lock.
+ * Addresses are exchanged through the bootstrap at start-up. Tags are exact 64-bit names:
+ * 10 bits of communicator key, 14 of sequence, 12 of message, 12 of piece and 8 each of the
+ * source's and destination's local IPU, so no two messages in flight share one. Progress is
+ * manual: whoever tests reads the completion queue and marks the finished requests.
+ */
+#include <pthread.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "log.h"
+#include "net.h"
+
+enum { ADDR_MAX = 128, MAX_LOCAL_IPUS = 256 };
+
+typedef struct {
+    struct fi_context ctx; /* first: libfabric hands it back in the completion */
+    volatile int state;    /* 0 pending, 1 done, -1 failed */
+} ofi_req_t;
+
+typedef struct {
+    gcl_net_t base;
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    fi_addr_t *addrs; /* [num_instances] */
+    pthread_mutex_t lock;
+} net_ofi_t;
+
+static uint64_t tag_of(const gcl_net_tag_t *t)
+{
+    return ((uint64_t)(t->comm & 0x3ffu) << 54) | ((uint64_t)(t->seq & 0x3fffu) << 40) |
+           ((uint64_t)(t->msg & 0xfffu) << 28) | ((uint64_t)(t->piece & 0xfffu) << 16) |
+           ((uint64_t)((unsigned)t->src_local & 0xffu) << 8) |
+           (uint64_t)((unsigned)t->dst_local & 0xffu);
+}
+
+/* Reads completions (the lock held): marks each finished request. */
+static void drain(net_ofi_t *o)
+{
+    struct fi_cq_tagged_entry e[16];
+    for (;;) {
+        ssize_t n = fi_cq_read(o->cq, e, 16);
+        if (n > 0) {
+            for (ssize_t i = 0; i < n; i++)
+                ((ofi_req_t *)e[i].op_context)->state = 1;
+            continue;
+        }
+        if (n == -FI_EAVAIL) {
+            struct fi_cq_err_entry err;
+            memset(&err, 0, sizeof err);
+            if (fi_cq_readerr(o->cq, &err, 0) > 0 && err.op_context)
+                ((ofi_req_t *)err.op_context)->state = -1;
+            continue;
+        }
+        return; /* -FI_EAGAIN: nothing more now */
+    }
+}
+
+static int post(gcl_net_t *n, int send, int peer, void *buf, size_t len, const gcl_net_tag_t *t,
+                void **out)
+{
+    net_ofi_t *o = (net_ofi_t *)n;
+    ofi_req_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(n->error, sizeof n->error, "ofi: out of host memory");
+        return -1;
+    }
+    ssize_t rc;
+    pthread_mutex_lock(&o->lock);
+    do { /* a full queue empties as completions are read */
+        rc = send ? fi_tsend(o->ep, buf, len, NULL, o->addrs[peer], tag_of(t), &r->ctx)
+                  : fi_trecv(o->ep, buf, len, NULL, o->addrs[peer], tag_of(t), 0, &r->ctx);
+        if (rc == -FI_EAGAIN)
+            drain(o);
+    } while (rc == -FI_EAGAIN);
+    pthread_mutex_unlock(&o->lock);
+    if (rc != 0) {
+        snprintf(n->error, sizeof n->error, "ofi: posting a %s with instance %d failed: %s",
+                 send ? "send" : "receive", peer, fi_strerror((int)-rc));
+        free(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+static int ofi_isend(gcl_net_t *n, int peer, const void *buf, size_t len,
+                     const gcl_net_tag_t *tag, void **req)
+{
+    return post(n, 1, peer, (void *)buf, len, tag, req);
+}
+
+static int ofi_irecv(gcl_net_t *n, int peer, void *buf, size_t len, const gcl_net_tag_t *tag,
+                     void **req)
+{
+    return post(n, 0, peer, buf, len, tag, req);
+}
+
+static int ofi_test(gcl_net_t *n, void *req)
+{
+    net_ofi_t *o = (net_ofi_t *)n;
+    ofi_req_t *r = req;
+    if (r->state == 0) {
+        pthread_mutex_lock(&o->lock);
+        drain(o);
+        pthread_mutex_unlock(&o->lock);
+    }
+    int state = r->state;
+    if (state == 0)
+        return 0;
+    if (state < 0)
+        snprintf(n->error, sizeof n->error, "ofi: a transfer failed");
+    free(r);
+    return state;
+}
+
+static void ofi_cancel(gcl_net_t *n, void *req)
+{
+    net_ofi_t *o = (net_ofi_t *)n;
+    ofi_req_t *r = req;
+    pthread_mutex_lock(&o->lock);
+    if (r->state == 0)
+        fi_cancel(&o->ep->fid, &r->ctx);
+    /* A cancelled request completes with an error; one already moving completes normally. */
+    for (int spins = 0; r->state == 0 && spins < 1000000; spins++)
+        drain(o);
+    pthread_mutex_unlock(&o->lock);
+    if (r->state != 0)
+        free(r); /* else leaked on purpose: libfabric may still write its context */
+}
+
+static void ofi_destroy(gcl_net_t *n)
+{
+    net_ofi_t *o = (net_ofi_t *)n;
+    if (o->ep)
+        fi_close(&o->ep->fid);
+    if (o->av)
+        fi_close(&o->av->fid);
+    if (o->cq)
+        fi_close(&o->cq->fid);
+    if (o->domain)
+        fi_close(&o->domain->fid);
+    if (o->fabric)
+        fi_close(&o->fabric->fid);
+    if (o->info)
+        fi_freeinfo(o->info);
+    pthread_mutex_destroy(&o->lock);
+    free(o->addrs);
+    free(o);
+}
+
+/* The provider entry to use: GCL_OFI_IFACE's, else one not on the loopback interface when the
+ * job spans hosts (a loopback address is unreachable from the others). */
+static struct fi_info *pick_info(struct fi_info *all, const struct gcl_instance *inst)
+{
+    const char *iface = inst->params.ofi_iface;
+    for (struct fi_info *p = all; p; p = p->next) {
+        const char *dom = p->domain_attr->name ? p->domain_attr->name : "";
+        if (iface[0] ? !strcmp(dom, iface) : (inst->num_hosts == 1 || strcmp(dom, "lo") != 0))
+            return p;
+    }
+    return NULL;
+}
+
+static int open_endpoint(net_ofi_t *o, struct fi_info *info, char *err, size_t len)
+{
+    struct fi_av_attr av = {.type = FI_AV_TABLE};
+    struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE};
+    int rc;
+    const char *what = "fi_fabric";
+    if ((rc = fi_fabric(info->fabric_attr, &o->fabric, NULL)) == 0 && (what = "fi_domain") &&
+        (rc = fi_domain(o->fabric, info, &o->domain, NULL)) == 0 && (what = "fi_av_open") &&
+        (rc = fi_av_open(o->domain, &av, &o->av, NULL)) == 0 && (what = "fi_cq_open") &&
+        (rc = fi_cq_open(o->domain, &cq, &o->cq, NULL)) == 0 && (what = "fi_endpoint") &&
+        (rc = fi_endpoint(o->domain, info, &o->ep, NULL)) == 0 && (what = "fi_ep_bind") &&
+        (rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV)) == 0 &&
+        (rc = fi_ep_bind(o->ep, &o->av->fid, 0)) == 0 && (what = "fi_enable"))
+        rc = fi_enable(o->ep);
+    if (rc != 0)
+        snprintf(err, len, "libfabric: %s failed: %s", what, fi_strerror(-rc));
+    return rc;
+}
+
+/* Every instance learns every other's endpoint address. */
+static gcl_status_t exchange(net_ofi_t *o, struct gcl_instance *inst, char *err, size_t len)
+{
+    char mine[ADDR_MAX] = {0};
+    size_t alen = sizeof mine;
+    if (fi_getname(&o->ep->fid, mine, &alen) != 0 || alen > ADDR_MAX) {
+        snprintf(err, len, "libfabric: cannot read this endpoint's address");
+        return GCL_ERR_TRANSPORT;
+    }
+    size_t n = (size_t)inst->num_instances;
+    char *all = calloc(n, ADDR_MAX);
+    o->addrs = calloc(n, sizeof *o->addrs);
+    if (!all || !o->addrs) {
+        free(all);
+        return GCL_ERR_NO_HOST_MEMORY;
+    }
+    gcl_status_t rc = inst->boot->allgather(inst->boot, mine, all, ADDR_MAX);
+    for (size_t i = 0; rc == GCL_OK && i < n; i++)
+        if (fi_av_insert(o->av, all + i * ADDR_MAX, 1, &o->addrs[i], 0, NULL) != 1)
+            rc = GCL_ERR_TRANSPORT;
+    if (rc != GCL_OK)
+        snprintf(err, len, "libfabric: exchanging endpoint addresses failed");
+    free(all);
+    return rc;
+}
+
+gcl_status_t gcl_net_ofi_create(struct gcl_instance *inst, gcl_net_t **out, char *err,
+                                size_t len)
+{
+    struct fi_info *hints = fi_allocinfo(), *all = NULL;
+    net_ofi_t *o = calloc(1, sizeof *o);
+    gcl_status_t rc = GCL_ERR_TRANSPORT;
+    if (!hints || !o) {
+        fi_freeinfo(hints);
+        free(o);
+        return GCL_ERR_NO_HOST_MEMORY;
+    }
+    pthread_mutex_init(&o->lock, NULL);
+    o->base = (gcl_net_t){.name = "ofi", .chunk_bytes = (size_t)inst->params.ofi_chunk_bytes,
+                          .exact_tags = 1, .isend = ofi_isend, .irecv = ofi_irecv,
+                          .test = ofi_test, .cancel = ofi_cancel, .destroy = ofi_destroy};
+    hints->ep_attr->type = FI_EP_RDM;
+    /* Directed receives: a receive matches its tag from its source only (tags name the IPUs
+     * within their instances, not the instances). */
+    hints->caps = FI_TAGGED | FI_DIRECTED_RECV;
+    hints->mode = FI_CONTEXT;
+    hints->fabric_attr->prov_name = strdup(inst->params.ofi_provider);
+    int frc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &all);
+    struct fi_info *info = frc == 0 ? pick_info(all, inst) : NULL;
+    if (!info)
+        snprintf(err, len, "libfabric: no %s endpoint%s%s (%s)", inst->params.ofi_provider,
+                 inst->params.ofi_iface[0] ? " on " : "", inst->params.ofi_iface,
+                 frc ? fi_strerror(-frc) : "no matching interface");
+    else if (info->domain_attr->mr_mode & FI_MR_LOCAL)
+        snprintf(err, len, "libfabric: provider %s needs registered buffers, which gcl does not "
+                           "do",
+                 info->fabric_attr->prov_name);
+    else if (!(o->info = fi_dupinfo(info)))
+        rc = GCL_ERR_NO_HOST_MEMORY;
+    else if (open_endpoint(o, o->info, err, len) == 0)
+        rc = GCL_OK;
+    fi_freeinfo(hints);
+    fi_freeinfo(all);
+    if (rc == GCL_OK)
+        GCL_INFO(GCL_SUB_OFI, "libfabric %s on %s", o->info->fabric_attr->prov_name,
+                 o->info->domain_attr->name);
+    /* Every instance takes part in the address exchange, even one whose endpoint failed, so
+     * that none is left waiting; then they agree (the caller's job). */
+    char blank[ADDR_MAX] = {0}, *scratch = calloc((size_t)inst->num_instances, ADDR_MAX);
+    if (rc != GCL_OK) {
+        if (scratch)
+            inst->boot->allgather(inst->boot, blank, scratch, ADDR_MAX);
+        free(scratch);
+        ofi_destroy(&o->base);
+        return rc;
+    }
+    free(scratch);
+    rc = exchange(o, inst, err, len);
+    if (rc != GCL_OK) {
+        ofi_destroy(&o->base);
+        return rc;
+    }
+    *out = &o->base;
+    return GCL_OK;
+}

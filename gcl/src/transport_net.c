@@ -1,0 +1,282 @@
+/*
+ * The transports between hosts: mpi and ofi, one protocol over either network backend (net.h).
+ * A message is a header (its keys, signature, size and simulated times), then pieces of at most
+ * the backend's chunk size. The receiver checks the header, then copies pieces straight into
+ * place, or receives them into two scratch pieces and reduces one while the next arrives.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "net.h"
+#include "transport.h"
+
+typedef struct {
+    uint64_t key0, key1, total, sim_send, sim_time;
+    uint8_t token[16]; /* the job's: a message without it is refused */
+    gcl_sig_t sig;
+} net_header_t;
+
+enum { RECV_DEPTH = 2 };
+
+typedef struct {
+    gcl_net_t *net;
+    net_header_t hdr;
+    void *hreq;
+    int header_posted, header_done;
+    void **reqs; /* send: one per piece; receive: RECV_DEPTH in flight */
+    uint32_t nreqs, npieces, posted, completed;
+    char *scratch[RECV_DEPTH];
+    uint64_t scratch_off[RECV_DEPTH], scratch_len[RECV_DEPTH];
+} net_xfer_t;
+
+static gcl_net_t *net_of(const gcl_xfer_t *x)
+{
+    return x->tp == &gcl_transport_ofi ? x->ctx->inst->net_ofi : x->ctx->inst->net_mpi;
+}
+
+static int peer_instance(const gcl_xfer_t *x)
+{
+    return x->ctx->inst->ipu_instance[x->peer_ipu];
+}
+
+static int local_index(const struct gcl_instance *inst, int ipu)
+{
+    return ipu - inst->peers[inst->ipu_instance[ipu]].replica_offset * inst->ipr;
+}
+
+static gcl_net_tag_t tag_of(const gcl_xfer_t *x, uint32_t piece)
+{
+    const struct gcl_instance *inst = x->ctx->inst;
+    int me = x->ctx->global_ipu;
+    gcl_net_tag_t t = {(uint32_t)(x->key0 >> 32), (uint32_t)x->key0, (uint32_t)(x->key1 >> 32),
+                       piece, local_index(inst, x->is_send ? me : x->peer_ipu),
+                       local_index(inst, x->is_send ? x->peer_ipu : me)};
+    return t;
+}
+
+static uint64_t chunk(const gcl_xfer_t *x)
+{
+    size_t c = net_of(x)->chunk_bytes;
+    return c / x->info->elem_size * x->info->elem_size;
+}
+
+static uint64_t piece_len(const gcl_xfer_t *x, uint32_t p)
+{
+    uint64_t off = (uint64_t)p * chunk(x);
+    return x->bytes - off < chunk(x) ? x->bytes - off : chunk(x);
+}
+
+static void free_state(net_xfer_t *t)
+{
+    for (int i = 0; i < RECV_DEPTH; i++)
+        free(t->scratch[i]);
+    free(t->reqs);
+    free(t);
+}
+
+static gcl_status_t fail(gcl_xfer_t *x, gcl_status_t rc)
+{
+    return gcl_ctx_fail(x->ctx, rc, "%s (with instance %d)", net_of(x)->error,
+                        peer_instance(x));
+}
+
+static gcl_status_t net_start(gcl_xfer_t *x)
+{
+    gcl_net_t *net = net_of(x);
+    net_xfer_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return gcl_ctx_fail(x->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", net->name);
+    x->priv = t;
+    t->net = net;
+    t->npieces = x->phantom || x->bytes == 0 ? 0 : (uint32_t)((x->bytes + chunk(x) - 1) / chunk(x));
+    t->nreqs = x->is_send ? t->npieces : RECV_DEPTH;
+    if (!(t->reqs = calloc(t->nreqs ? t->nreqs : 1, sizeof *t->reqs)))
+        return gcl_ctx_fail(x->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", net->name);
+    gcl_net_tag_t tag = tag_of(x, 0);
+    if (!x->is_send)
+        return GCL_OK; /* the header's receive is posted by progress, in order */
+    t->header_posted = 1;
+    t->hdr = (net_header_t){x->key0, x->key1, x->bytes, x->sim_send, x->sim_arrival, {0}, *x->sig};
+    memcpy(t->hdr.token, x->ctx->inst->token, sizeof t->hdr.token);
+    if (net->isend(net, peer_instance(x), &t->hdr, sizeof t->hdr, &tag, &t->hreq))
+        return fail(x, GCL_ERR_TRANSPORT);
+    const char *src = coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size);
+    for (uint32_t p = 0; p < t->npieces; p++) {
+        tag = tag_of(x, p + 1);
+        if (net->isend(net, peer_instance(x), src + (uint64_t)p * chunk(x), piece_len(x, p), &tag,
+                       &t->reqs[p]))
+            return fail(x, GCL_ERR_TRANSPORT);
+        t->posted++;
+    }
+    return GCL_OK;
+}
+
+static int net_send_progress(gcl_xfer_t *x, net_xfer_t *t)
+{
+    int did = 0, f;
+    if (!t->header_done) {
+        if ((f = t->net->test(t->net, t->hreq)) != 0)
+            t->hreq = NULL; /* completed or failed: the handle is gone either way */
+        if (f < 0)
+            return fail(x, GCL_ERR_TRANSPORT);
+        t->header_done = f;
+        did |= f;
+    }
+    while (t->completed < t->npieces) {
+        if ((f = t->net->test(t->net, t->reqs[t->completed])) != 0)
+            t->reqs[t->completed] = NULL;
+        if (f < 0)
+            return fail(x, GCL_ERR_TRANSPORT);
+        if (!f)
+            break;
+        t->completed++;
+        did = 1;
+    }
+    if (t->header_done && t->completed == t->npieces)
+        x->done = 1;
+    return did;
+}
+
+/* Posts the receive of piece P into its place (a copy) or into a scratch piece (a reduction). */
+static int post_piece(gcl_xfer_t *x, net_xfer_t *t, uint32_t p)
+{
+    uint32_t slot = p % RECV_DEPTH;
+    uint64_t off = (uint64_t)p * chunk(x), len = piece_len(x, p);
+    void *dst;
+    if (x->op->kind == COLL_OP_RECV) {
+        dst = (char *)coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size) + off;
+    } else {
+        if (!t->scratch[slot] && !(t->scratch[slot] = malloc(chunk(x))))
+            return gcl_ctx_fail(x->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory",
+                                t->net->name);
+        dst = t->scratch[slot];
+    }
+    t->scratch_off[slot] = off;
+    t->scratch_len[slot] = len;
+    gcl_net_tag_t tag = tag_of(x, p + 1);
+    if (t->net->irecv(t->net, peer_instance(x), dst, len, &tag, &t->reqs[slot]))
+        return fail(x, GCL_ERR_TRANSPORT);
+    t->posted++;
+    return 0;
+}
+
+/* Whether receive X has posted every receive it will make. */
+static int all_posted(const gcl_xfer_t *x)
+{
+    const net_xfer_t *t = x->priv;
+    return x->done || (t && t->header_done && t->posted == t->npieces);
+}
+
+static int recv_header(gcl_xfer_t *x, net_xfer_t *t)
+{
+    if (!t->header_posted) {
+        /* Without exact tags, a receive posted early would take an earlier message's piece. */
+        if (!t->net->exact_tags && x->after && !all_posted(x->after))
+            return 0;
+        gcl_net_tag_t tag = tag_of(x, 0);
+        if (t->net->irecv(t->net, peer_instance(x), &t->hdr, sizeof t->hdr, &tag, &t->hreq))
+            return fail(x, GCL_ERR_TRANSPORT);
+        t->header_posted = 1;
+    }
+    int f = t->net->test(t->net, t->hreq);
+    if (f != 0)
+        t->hreq = NULL;
+    if (f <= 0)
+        return f < 0 ? fail(x, GCL_ERR_TRANSPORT) : 0;
+    t->header_done = 1;
+    if (memcmp(t->hdr.token, x->ctx->inst->token, sizeof t->hdr.token) != 0)
+        return gcl_ctx_fail(x->ctx, GCL_ERR_TRANSPORT,
+                            "%s: refused a message that claims to come from instance %d but "
+                            "does not carry this job's token",
+                            t->net->name, peer_instance(x));
+    int rc = gcl_xfer_check(x, &t->hdr.sig, t->hdr.total);
+    if (rc == 0 && (t->hdr.key0 != x->key0 || t->hdr.key1 != x->key1))
+        rc = gcl_ctx_fail(x->ctx, GCL_ERR_MISMATCH,
+                          "%s: a message from instance %d belongs to another call", t->net->name,
+                          peer_instance(x));
+    x->sim_send = t->hdr.sim_send;
+    x->sim_arrival = t->hdr.sim_time;
+    for (uint32_t p = 0; rc == 0 && p < RECV_DEPTH && p < t->npieces; p++)
+        rc = post_piece(x, t, p);
+    return rc ? rc : 1;
+}
+
+static int net_recv_progress(gcl_xfer_t *x, net_xfer_t *t)
+{
+    int did = 0;
+    if (!t->header_done) {
+        int rc = recv_header(x, t);
+        if (rc <= 0)
+            return rc;
+        did = 1;
+    }
+    while (t->completed < t->npieces) {
+        uint32_t slot = t->completed % RECV_DEPTH;
+        int f = t->net->test(t->net, t->reqs[slot]);
+        if (f != 0)
+            t->reqs[slot] = NULL;
+        if (f < 0)
+            return fail(x, GCL_ERR_TRANSPORT);
+        if (!f)
+            break;
+        size_t es = x->info->elem_size;
+        if (x->op->kind == COLL_OP_RECV_REDUCE)
+            coll_exec_incoming(x->op, x->bufs, t->scratch[slot], t->scratch_off[slot] / es,
+                               t->scratch_len[slot] / es, x->info);
+        t->completed++;
+        did = 1;
+        if (t->posted < t->npieces) {
+            int rc = post_piece(x, t, t->posted);
+            if (rc)
+                return rc;
+        }
+    }
+    if (t->completed == t->npieces) {
+        x->pos = x->bytes;
+        x->done = 1;
+    }
+    return did;
+}
+
+static int net_progress(gcl_xfer_t *x)
+{
+    net_xfer_t *t = x->priv;
+    int rc = x->is_send ? net_send_progress(x, t) : net_recv_progress(x, t);
+    if (x->done) {
+        free_state(t);
+        x->priv = NULL;
+    }
+    return rc;
+}
+
+static void net_cancel(gcl_xfer_t *x)
+{
+    net_xfer_t *t = x->priv;
+    if (!t)
+        return;
+    /* Outstanding posts are cancelled, so the network no longer touches our memory. */
+    if (t->hreq)
+        t->net->cancel(t->net, t->hreq);
+    for (uint32_t i = 0; i < t->nreqs; i++)
+        if (t->reqs[i])
+            t->net->cancel(t->net, t->reqs[i]);
+    free_state(t);
+    x->priv = NULL;
+}
+
+const gcl_transport_t gcl_transport_mpi = {
+    .name = "mpi",
+    .start = net_start,
+    .progress = net_progress,
+    .cancel = net_cancel,
+    .polls = 1,
+};
+
+const gcl_transport_t gcl_transport_ofi = {
+    .name = "ofi",
+    .start = net_start,
+    .progress = net_progress,
+    .cancel = net_cancel,
+    .polls = 1,
+};
