@@ -1,0 +1,310 @@
+/* The training program's options; see usage_text for what each means. */
+#include "args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const usage_text =
+    "usage: train [options]\n"
+    "  Trains an MLP on Fashion-MNIST, data-parallel over the replicas of the job and pipelined\n"
+    "  over the IPUs of each replica, and reports test accuracy, real throughput and the\n"
+    "  simulated step time on the pod. Run it under poprun:\n"
+    "    poprun --num-replicas 16 --num-instances 4 train\n"
+    "    poprun --num-replicas 2 --ipus-per-replica 2 train --pipeline-schedule gpipe\n"
+    "  or alone, with --replicas and --ipus-per-replica.\n"
+    "data and model:\n"
+    "  --data DIR                 IDX files of Fashion-MNIST, gzip'd or not\n"
+    "                             (default /usr/share/datasets/fashion-mnist)\n"
+    "  --train-samples N          use the first N training samples (default all)\n"
+    "  --test-samples N           use the first N test samples (default all)\n"
+    "  --hidden LIST              hidden layer widths (default 256,128: 784-256-128-10)\n"
+    "training:\n"
+    "  --epochs N                 passes over the training data (default 30)\n"
+    "  --max-steps N              stop after N steps; the learning-rate schedule still spans\n"
+    "                             --epochs (default: no limit)\n"
+    "  --batch-size N             samples per micro-batch and replica (default 32)\n"
+    "  --gradient-accumulation N  micro-batches per step and replica (default 1; 2 x the\n"
+    "                             stages when pipelined; at least the stages)\n"
+    "  --optimizer sgd|adam       (default sgd, with momentum)\n"
+    "  --lr X                     peak learning rate (default 0.05 for sgd, 0.001 for adam)\n"
+    "  --lr-schedule S            constant or cosine (default cosine, to 0 at the end)\n"
+    "  --warmup-steps N           linear warm-up (default 0)\n"
+    "  --momentum X               sgd momentum (default 0.9)\n"
+    "  --weight-decay X           on the weights, not biases: L2 for sgd, decoupled (AdamW)\n"
+    "                             for adam (default 0)\n"
+    "  --seed N                   initial weights and sample order (default 1)\n"
+    "  --grad-dtype f32|f16       type of the gradient all-reduce (default f32)\n"
+    "  --grad-scale X             f16 only: gradients are scaled by X before the cast, so small\n"
+    "                             ones do not flush to zero (default 256)\n"
+    "distribution:\n"
+    "  --replicas N               replicas without poprun (default 1; under poprun it must match\n"
+    "                             --num-replicas)\n"
+    "  --ipus-per-replica K       pipeline stages per replica without poprun (default 1; under\n"
+    "                             poprun it must match poprun's --ipus-per-replica)\n"
+    "  --pipeline-schedule S      gpipe or 1f1b (default 1f1b)\n"
+    "checkpoints:\n"
+    "  --checkpoint DIR           save checkpoints in DIR (created, mode 0700)\n"
+    "  --checkpoint-every N       steps between checkpoints (default: one per epoch)\n"
+    "  --keep-checkpoints N       newest checkpoints kept (default 3)\n"
+    "  --resume                   continue from the newest valid checkpoint of DIR\n"
+    "output:\n"
+    "  --json FILE                write the results as JSON\n"
+    "  --save-weights FILE        write the final state (checkpoint format) to FILE\n"
+    "  --log-every N              steps between progress reports (default: 10 lines per epoch,\n"
+    "                             or 50 moves of the bar)\n"
+    "  --progress M               auto, bar, plain or none (default auto: a bar on a terminal,\n"
+    "                             plain lines otherwise; none: only the banner and summary)\n"
+    "testing:\n"
+    "  --fault KIND:N             kill-after-step:N, kill-mid-checkpoint:N,\n"
+    "                             kill-before-rename:N (instance 0 kills itself at step N),\n"
+    "                             diverge:R (replica R's weights differ after step 1)\n"
+    "  -h, --help                 this text\n";
+
+typedef enum { A_INT, A_LONG, A_DOUBLE, A_STR, A_SPECIAL } arg_kind_t;
+
+typedef struct {
+    const char *name;
+    arg_kind_t kind;
+    size_t off;
+    double lo, hi;
+} arg_def_t;
+
+#define O(field) offsetof(train_opts_t, field)
+static const arg_def_t defs[] = {
+    {"--data", A_STR, O(data_dir), 0, 0},
+    {"--train-samples", A_LONG, O(train_samples), 1, 1e8},
+    {"--test-samples", A_LONG, O(test_samples), 1, 1e8},
+    {"--epochs", A_INT, O(epochs), 1, 1e6},
+    {"--max-steps", A_LONG, O(max_steps), 1, 1e12},
+    {"--batch-size", A_INT, O(batch_size), 1, 1 << 20},
+    {"--gradient-accumulation", A_INT, O(accumulation), 1, 1 << 16},
+    {"--lr", A_DOUBLE, O(optim.lr), 1e-12, 1e3},
+    {"--warmup-steps", A_LONG, O(optim.warmup_steps), 0, 1e12},
+    {"--momentum", A_DOUBLE, O(optim.momentum), 0, 0.999999},
+    {"--weight-decay", A_DOUBLE, O(optim.weight_decay), 0, 1},
+    {"--grad-scale", A_DOUBLE, O(grad_scale), 1e-6, 65504},
+    {"--replicas", A_INT, O(replicas), 1, 4096},
+    {"--ipus-per-replica", A_INT, O(ipus_per_replica), 1, MODEL_MAX_LAYERS},
+    {"--checkpoint", A_STR, O(checkpoint_dir), 0, 0},
+    {"--checkpoint-every", A_LONG, O(checkpoint_every), 1, 1e12},
+    {"--keep-checkpoints", A_INT, O(keep_checkpoints), 1, 1000},
+    {"--json", A_STR, O(json_path), 0, 0},
+    {"--save-weights", A_STR, O(save_weights), 0, 0},
+    {"--log-every", A_LONG, O(log_every), 1, 1e12},
+    {"--hidden", A_SPECIAL, 0, 0, 0},
+    {"--optimizer", A_SPECIAL, 0, 0, 0},
+    {"--lr-schedule", A_SPECIAL, 0, 0, 0},
+    {"--seed", A_SPECIAL, 0, 0, 0},
+    {"--grad-dtype", A_SPECIAL, 0, 0, 0},
+    {"--pipeline-schedule", A_SPECIAL, 0, 0, 0},
+    {"--progress", A_SPECIAL, 0, 0, 0},
+    {"--fault", A_SPECIAL, 0, 0, 0},
+};
+#undef O
+
+static int bad(const char *opt, const char *val, const char *expected)
+{
+    fprintf(stderr, "train: %s '%s': expected %s\n", opt, val, expected);
+    return 2;
+}
+
+static int parse_number(const arg_def_t *d, const char *val, train_opts_t *o)
+{
+    char *end, want[96];
+    errno = 0;
+    double x = strtod(val, &end);
+    int integral = d->kind != A_DOUBLE;
+    if (integral)
+        snprintf(want, sizeof want, "an integer from %.0f to %.0f", d->lo, d->hi);
+    else
+        snprintf(want, sizeof want, "a number from %g to %g", d->lo, d->hi);
+    if (!*val || *end || errno || !isfinite(x) || x < d->lo || x > d->hi ||
+        (integral && x != floor(x)))
+        return bad(d->name, val, want);
+    char *p = (char *)o + d->off;
+    if (d->kind == A_INT)
+        *(int *)p = (int)x;
+    else if (d->kind == A_LONG)
+        *(long *)p = (long)x;
+    else
+        *(double *)p = x;
+    return 0;
+}
+
+static int parse_hidden(const char *val, train_opts_t *o)
+{
+    char buf[512];
+    size_t len = strlen(val);
+    if (len >= sizeof buf || !*val || val[0] == ',' || val[len - 1] == ',' || strstr(val, ",,"))
+        return bad("--hidden", val, "widths separated by commas, e.g. 256,128");
+    strcpy(buf, val);
+    o->nhidden = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        errno = 0;
+        long w = strtol(t, &end, 10);
+        if (*end || errno || w < 1 || w > (1 << 20) || o->nhidden == MODEL_MAX_LAYERS - 1)
+            return bad("--hidden", val, "at most 15 widths from 1 to 1048576, e.g. 256,128");
+        o->hidden[o->nhidden++] = (int)w;
+    }
+    return 0;
+}
+
+static int parse_fault(const char *val, train_opts_t *o)
+{
+    static const struct {
+        const char *name;
+        fault_t fault;
+    } kinds[] = {{"kill-after-step", FAULT_KILL_AFTER_STEP},
+                 {"kill-mid-checkpoint", FAULT_KILL_MID_CHECKPOINT},
+                 {"kill-before-rename", FAULT_KILL_BEFORE_RENAME},
+                 {"diverge", FAULT_DIVERGE}};
+    const char *colon = strchr(val, ':');
+    for (size_t i = 0; colon && i < sizeof kinds / sizeof kinds[0]; i++) {
+        char *end;
+        errno = 0;
+        long n = strtol(colon + 1, &end, 10);
+        if (strlen(kinds[i].name) == (size_t)(colon - val) &&
+            !strncmp(val, kinds[i].name, (size_t)(colon - val)) && colon[1] && !*end && !errno &&
+            n >= 0) {
+            o->fault = kinds[i].fault;
+            o->fault_arg = n;
+            return 0;
+        }
+    }
+    return bad("--fault", val,
+               "kill-after-step:N, kill-mid-checkpoint:N, kill-before-rename:N or "
+               "diverge:R");
+}
+
+static int parse_special(const char *opt, const char *val, train_opts_t *o)
+{
+    if (!strcmp(opt, "--hidden"))
+        return parse_hidden(val, o);
+    if (!strcmp(opt, "--fault"))
+        return parse_fault(val, o);
+    if (!strcmp(opt, "--optimizer")) {
+        if (strcmp(val, "sgd") && strcmp(val, "adam"))
+            return bad(opt, val, "sgd or adam");
+        o->optim.kind = !strcmp(val, "adam") ? OPTIM_ADAM : OPTIM_SGD;
+    } else if (!strcmp(opt, "--lr-schedule")) {
+        if (strcmp(val, "constant") && strcmp(val, "cosine"))
+            return bad(opt, val, "constant or cosine");
+        o->optim.schedule = !strcmp(val, "cosine") ? LR_COSINE : LR_CONSTANT;
+    } else if (!strcmp(opt, "--seed")) {
+        char *end;
+        errno = 0;
+        unsigned long long s = strtoull(val, &end, 10);
+        if (!*val || *end || errno || *val == '-')
+            return bad(opt, val, "an integer from 0 to 2^64-1");
+        o->seed = s;
+    } else if (!strcmp(opt, "--grad-dtype")) {
+        if (gcl_dtype_parse(val, &o->grad_dtype) ||
+            (o->grad_dtype != GCL_F32 && o->grad_dtype != GCL_F16))
+            return bad(opt, val, "f32 or f16");
+    } else if (!strcmp(opt, "--pipeline-schedule")) {
+        if (pipe_schedule_parse(val, &o->schedule))
+            return bad(opt, val, "gpipe or 1f1b");
+    } else if (!strcmp(opt, "--progress")) {
+        static const char *const modes[] = {"auto", "bar", "plain", "none"};
+        int i = 0;
+        while (i < 4 && strcmp(val, modes[i]))
+            i++;
+        if (i == 4)
+            return bad(opt, val, "auto, bar, plain or none");
+        o->progress = (progress_t)i;
+    }
+    return 0;
+}
+
+static void set_defaults(train_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->data_dir = "/usr/share/datasets/fashion-mnist";
+    o->hidden[0] = 256;
+    o->hidden[1] = 128;
+    o->nhidden = 2;
+    o->epochs = 30;
+    o->batch_size = 32;
+    o->optim.kind = OPTIM_SGD;
+    o->optim.momentum = 0.9;
+    o->optim.beta1 = 0.9;
+    o->optim.beta2 = 0.999;
+    o->optim.eps = 1e-8;
+    o->optim.schedule = LR_COSINE;
+    o->seed = 1;
+    o->grad_dtype = GCL_F32;
+    o->grad_scale = 256;
+    o->schedule = PIPE_1F1B;
+    o->keep_checkpoints = 3;
+}
+
+/* Splits "--name=value"; returns the definition of NAME or NULL. */
+static const arg_def_t *find_def(const char *arg, char *name, size_t len, const char **val)
+{
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+    snprintf(name, len, "%.*s", (int)n, arg);
+    *val = eq ? eq + 1 : NULL;
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        if (!strcmp(defs[i].name, name))
+            return &defs[i];
+    return NULL;
+}
+
+static int apply(const arg_def_t *d, const char *val, train_opts_t *o)
+{
+    if (d->kind == A_SPECIAL)
+        return parse_special(d->name, val, o);
+    if (d->kind != A_STR)
+        return parse_number(d, val, o);
+    if (!*val)
+        return bad(d->name, val, "a path");
+    *(const char **)((char *)o + d->off) = val;
+    return 0;
+}
+
+int train_parse_args(int argc, char **argv, train_opts_t *o)
+{
+    set_defaults(o);
+    int lr_given = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(usage_text, stdout);
+            return 1;
+        }
+        if (!strcmp(argv[i], "--resume")) {
+            o->resume = 1;
+            continue;
+        }
+        char name[64];
+        const char *val;
+        const arg_def_t *d = find_def(argv[i], name, sizeof name, &val);
+        if (!d) {
+            fprintf(stderr, "train: unknown option '%s' (try --help)\n", argv[i]);
+            return 2;
+        }
+        if (!val && i + 1 >= argc) {
+            fprintf(stderr, "train: %s needs a value (try --help)\n", name);
+            return 2;
+        }
+        if (!val)
+            val = argv[++i];
+        lr_given |= !strcmp(d->name, "--lr");
+        int rc = apply(d, val, o);
+        if (rc)
+            return rc;
+    }
+    if (!lr_given)
+        o->optim.lr = o->optim.kind == OPTIM_ADAM ? 0.001 : 0.05;
+    if (o->resume && !o->checkpoint_dir) {
+        fprintf(stderr, "train: --resume needs --checkpoint DIR\n");
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,53 @@
+/* The training program's options: defaults, parsing and validation (see usage in args.c). */
+#ifndef TRAIN_ARGS_H
+#define TRAIN_ARGS_H
+
+#include <stdint.h>
+
+#include "gcl/types.h"
+#include "model.h"
+#include "optim.h"
+#include "pipe.h"
+
+typedef enum { PROGRESS_AUTO = 0, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE } progress_t;
+
+/* Test-only faults, to check that what should fail does, loudly. */
+typedef enum {
+    FAULT_NONE = 0,
+    FAULT_KILL_AFTER_STEP,     /* instance 0 kills itself after step N */
+    FAULT_KILL_MID_CHECKPOINT, /* ... halfway through writing the checkpoint of step N */
+    FAULT_KILL_BEFORE_RENAME,  /* ... with that checkpoint written but not yet renamed */
+    FAULT_DIVERGE,             /* replica N flips a bit of its weights after the first step */
+} fault_t;
+
+typedef struct {
+    const char *data_dir;
+    long train_samples, test_samples; /* 0: all */
+    int hidden[MODEL_MAX_LAYERS];
+    int nhidden;
+    int epochs;
+    long max_steps; /* 0: no limit */
+    int batch_size;
+    int accumulation; /* 0: the default for the number of stages */
+    optim_cfg_t optim;
+    uint64_t seed;
+    gcl_dtype_t grad_dtype;
+    double grad_scale;
+    int replicas, ipus_per_replica; /* 0: not given */
+    pipe_schedule_t schedule;
+    const char *checkpoint_dir;
+    long checkpoint_every; /* 0: once per epoch */
+    int keep_checkpoints;
+    int resume;
+    const char *json_path, *save_weights;
+    long log_every; /* 0: ten lines per epoch */
+    progress_t progress;
+    fault_t fault;
+    long fault_arg;
+} train_opts_t;
+
+/* Parses ARGV into O. Returns 0; 1 after printing the help (exit 0); 2 after printing one line
+ * that says what is wrong (exit 2). */
+int train_parse_args(int argc, char **argv, train_opts_t *o);
+
+#endif

@@ -1,0 +1,320 @@
+/*
+ * The per-IPU program: set up the stage, resume, then the training loop with its progress
+ * reports, per-epoch evaluation and replica-consistency check, and checkpoints.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gcl/sim.h"
+#include "report.h"
+#include "stage.h"
+
+void train_fail(train_job_t *job, const char *fmt, ...)
+{
+    pthread_mutex_lock(&job->lock);
+    if (!job->error[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(job->error, sizeof job->error, fmt, ap);
+        va_end(ap);
+    }
+    job->aborted = 1;
+    pthread_cond_broadcast(&job->cond);
+    pthread_mutex_unlock(&job->lock);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* 64-bit FNV-1a of the stage's weights and optimizer state. */
+static uint64_t state_hash(const stage_t *st)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int v = -1; v < st->job->nstate; v++) {
+        const uint8_t *p = (const uint8_t *)(v < 0 ? st->params : st->state[v]);
+        for (size_t i = 0; i < st->np * sizeof(float); i++)
+            h = (h ^ p[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* Every replica must hold bitwise the same weights: all-reduce the hash and its complement with
+ * max, which gives the largest and (complemented) the smallest hash of the replicas; they are
+ * equal only when every replica holds the same state. One small collective per stage. */
+static gcl_status_t check_replicas(stage_t *st, const char *when)
+{
+    uint64_t h = state_hash(st), v[2] = {h, ~h};
+    gcl_status_t rc = gcl_all_reduce(st->comm, v, v, 2, GCL_U64, GCL_MAX);
+    if (rc != GCL_OK) {
+        train_fail(st->job, "replica %d IPU %d: weight checksum all-reduce failed: %s", st->replica,
+                   st->stage, gcl_last_error(st->comm));
+        return rc;
+    }
+    if (v[0] == ~v[1])
+        return GCL_OK;
+    train_fail(st->job,
+               "replicas diverged %s: the weights of pipeline stage %d differ between replicas "
+               "(checksums from %016llx to %016llx; replica %d has %016llx). They must stay "
+               "bitwise identical: this is a bug in the update or the all-reduce.",
+               when, st->stage, (unsigned long long)~v[1], (unsigned long long)v[0], st->replica,
+               (unsigned long long)h);
+    return GCL_ERR_INTERNAL;
+}
+
+/* The training loop's bookkeeping for progress reports (meaningful on the last stage). */
+typedef struct {
+    double last_wall, epoch_wall;
+    long last_done;
+    double sums[3], epoch_sums[3]; /* loss, correct, samples: since the last report, the epoch */
+} loop_t;
+
+/* Sums the training loss since the last report over the replicas (last stage only). */
+static gcl_status_t reduce_loss(stage_t *st, loop_t *lp)
+{
+    float s[3] = {(float)st->loss_sum, (float)st->correct, (float)st->seen};
+    gcl_status_t rc = gcl_all_reduce(st->comm, s, s, 3, GCL_F32, GCL_SUM);
+    if (rc != GCL_OK) {
+        train_fail(st->job, "replica %d IPU %d: loss all-reduce failed: %s", st->replica, st->stage,
+                   gcl_last_error(st->comm));
+        return rc;
+    }
+    for (int i = 0; i < 3; i++) {
+        lp->sums[i] = s[i];
+        lp->epoch_sums[i] += s[i];
+    }
+    st->loss_sum = 0;
+    st->correct = st->seen = 0;
+    return GCL_OK;
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : 0;
+}
+
+/* Writes STEPS_DONE's state to PATH: replica 0's stages copy their slices into the shared
+ * staging buffer, and the last to arrive writes the file while the others go on. A stage
+ * waits for the previous file to be written before it copies into the buffer again. */
+static gcl_status_t save_state(stage_t *st, long steps_done, const char *path)
+{
+    train_job_t *job = st->job;
+    if (st->replica != 0)
+        return GCL_OK;
+    pthread_mutex_lock(&job->lock);
+    while (job->written < st->checkpoints && !job->aborted)
+        pthread_cond_wait(&job->cond, &job->lock);
+    int aborted = job->aborted;
+    pthread_mutex_unlock(&job->lock);
+    if (aborted)
+        return GCL_ERR_ABORTED;
+    size_t total = model_params(st->shape), bytes = st->np * sizeof(float);
+    memcpy(job->staging + st->poff, st->params, bytes);
+    for (int v = 0; v < job->nstate; v++)
+        memcpy(job->staging + (size_t)(v + 1) * total + st->poff, st->state[v], bytes);
+    st->checkpoints++;
+    pthread_mutex_lock(&job->lock);
+    int last = ++job->arrived == job->stages;
+    if (last)
+        job->arrived = 0;
+    pthread_mutex_unlock(&job->lock);
+    if (!last)
+        return GCL_OK;
+    ckpt_meta_t meta = job->meta;
+    meta.step = (uint64_t)steps_done;
+    const train_opts_t *o = job->o;
+    if (o->fault_arg == steps_done && o->fault == FAULT_KILL_MID_CHECKPOINT)
+        ckpt_set_fault(CKPT_FAULT_MID_WRITE);
+    if (o->fault_arg == steps_done && o->fault == FAULT_KILL_BEFORE_RENAME)
+        ckpt_set_fault(CKPT_FAULT_BEFORE_RENAME);
+    char err[1024];
+    int rc = ckpt_write(path, &meta, job->staging, err, sizeof err);
+    if (rc == 0 && o->checkpoint_dir &&
+        strncmp(path, o->checkpoint_dir, strlen(o->checkpoint_dir)) == 0)
+        ckpt_prune(o->checkpoint_dir, o->keep_checkpoints);
+    pthread_mutex_lock(&job->lock);
+    job->written++;
+    pthread_cond_broadcast(&job->cond);
+    pthread_mutex_unlock(&job->lock);
+    if (rc == 0)
+        return GCL_OK;
+    train_fail(job, "%s", err);
+    return GCL_ERR_SYSTEM;
+}
+
+/* With --resume: replica 0 (instance 0) has read the checkpoint; every stage takes its slice
+ * from replica 0 by broadcast, so the other instances need not see the directory at all. */
+static gcl_status_t resume(stage_t *st, long *start)
+{
+    train_job_t *job = st->job;
+    uint64_t head[2] = {0, 0}; /* found, step */
+    if (st->replica == 0 && job->resume)
+        head[0] = 1, head[1] = job->resume->meta.step;
+    gcl_status_t rc = gcl_broadcast(st->comm, head, head, 2, GCL_U64, 0);
+    if (rc == GCL_OK && head[0] && st->replica == 0) {
+        size_t total = model_params(st->shape), bytes = st->np * sizeof(float);
+        memcpy(st->params, job->resume->data + st->poff, bytes);
+        for (int v = 0; v < job->nstate; v++)
+            memcpy(st->state[v], job->resume->data + (size_t)(v + 1) * total + st->poff, bytes);
+    }
+    if (rc == GCL_OK && head[0])
+        rc = gcl_broadcast(st->comm, st->params, st->params, st->np, GCL_F32, 0);
+    for (int v = 0; rc == GCL_OK && head[0] && v < job->nstate; v++)
+        rc = gcl_broadcast(st->comm, st->state[v], st->state[v], st->np, GCL_F32, 0);
+    if (rc != GCL_OK) {
+        train_fail(job, "replica %d IPU %d: broadcasting the checkpoint failed: %s", st->replica,
+                   st->stage, gcl_last_error(st->comm));
+        return rc;
+    }
+    *start = (long)head[1];
+    return GCL_OK;
+}
+
+/* End of an epoch (or of training): evaluate, check the replicas agree, log. */
+static gcl_status_t epoch_end(stage_t *st, long done, double loss, double acc, double wall)
+{
+    train_job_t *job = st->job;
+    double test_loss = 0;
+    long correct = 0, count = 0;
+    GCL_CHECK(stage_evaluate(st, &test_loss, &correct, &count));
+    char when[64];
+    snprintf(when, sizeof when, "after step %ld", done);
+    GCL_CHECK(check_replicas(st, when));
+    if (st->replica != 0 || !st->last)
+        return GCL_OK;
+    train_results_t *r = &job->res;
+    r->test_correct = correct;
+    r->test_count = count;
+    r->test_accuracy = count ? (double)correct / (double)count : 0;
+    r->test_loss = count ? test_loss / (double)count : 0;
+    r->train_loss = loss;
+    epoch_log_t *e = &r->epochs[r->nepochs < TRAIN_MAX_EPOCH_LOG ? r->nepochs++ : r->nepochs - 1];
+    *e = (epoch_log_t){(int)((done + job->steps_per_epoch - 1) / job->steps_per_epoch),
+                       done,
+                       loss,
+                       acc,
+                       r->test_accuracy,
+                       r->test_loss,
+                       wall};
+    if (job->printer)
+        report_epoch(job, e);
+    return GCL_OK;
+}
+
+static gcl_status_t report_step(stage_t *st, long done, loop_t *lp)
+{
+    train_job_t *job = st->job;
+    GCL_CHECK(reduce_loss(st, lp));
+    if (!job->printer || st->replica != 0)
+        return GCL_OK;
+    double now = now_s();
+    double rate = ratio((double)(done - lp->last_done) * job->global_batch, now - lp->last_wall);
+    report_progress(job, done, ratio(lp->sums[0], lp->sums[2]), ratio(lp->sums[1], lp->sums[2]),
+                    rate);
+    lp->last_wall = now;
+    lp->last_done = done;
+    return GCL_OK;
+}
+
+/* Progress, the end of an epoch, checkpoints and test faults after step DONE - 1. */
+static gcl_status_t after_step(stage_t *st, long done, loop_t *lp)
+{
+    train_job_t *job = st->job;
+    const train_opts_t *o = job->o;
+    int end = done % job->steps_per_epoch == 0 || done == job->total_steps;
+    if (st->last && (end || done % job->log_every == 0))
+        GCL_CHECK(report_step(st, done, lp));
+    if (end) {
+        double *e = lp->epoch_sums;
+        GCL_CHECK(
+            epoch_end(st, done, ratio(e[0], e[2]), ratio(e[1], e[2]), now_s() - lp->epoch_wall));
+        memset(lp->epoch_sums, 0, sizeof lp->epoch_sums);
+        lp->last_wall = lp->epoch_wall = now_s(); /* rates leave the evaluation out */
+    }
+    if (o->checkpoint_dir && (done % job->checkpoint_every == 0 || done == job->total_steps)) {
+        char path[4200];
+        ckpt_path(o->checkpoint_dir, (uint64_t)done, path, sizeof path);
+        GCL_CHECK(save_state(st, done, path));
+    }
+    if (o->fault == FAULT_KILL_AFTER_STEP && done == o->fault_arg && job->instance == 0 &&
+        st->replica == 0 && st->stage == 0)
+        raise(SIGKILL);
+    return GCL_OK;
+}
+
+/* The fault test of the consistency check: one replica's first weight moves by one ulp. */
+static void diverge(stage_t *st)
+{
+    uint32_t bits;
+    memcpy(&bits, st->params, 4);
+    bits ^= 1;
+    memcpy(st->params, &bits, 4);
+}
+
+static gcl_status_t train_loop(stage_t *st, long start)
+{
+    train_job_t *job = st->job;
+    loop_t lp = {.last_wall = now_s(), .last_done = start};
+    lp.epoch_wall = lp.last_wall;
+    for (long step = start; step < job->total_steps; step++) {
+        double w0 = now_s(), s0 = gcl_sim_time(st->ctx);
+        GCL_CHECK(stage_step(st, step));
+        if (st->replica == 0) {
+            job->res.sim_step_s[(size_t)st->stage * job->total_steps + step] =
+                gcl_sim_time(st->ctx) - s0;
+            if (st->last)
+                job->res.train_wall_s += now_s() - w0;
+        }
+        if (job->o->fault == FAULT_DIVERGE && step == 0 && st->replica == job->o->fault_arg &&
+            st->stage == 0)
+            diverge(st);
+        GCL_CHECK(after_step(st, step + 1, &lp));
+    }
+    if (start >= job->total_steps) /* resumed a finished run: only the final evaluation */
+        GCL_CHECK(epoch_end(st, job->total_steps, 0, 0, 0));
+    return GCL_OK;
+}
+
+static void record_sim(stage_t *st)
+{
+    if (st->replica != 0)
+        return;
+    gcl_sim_stats_t s;
+    gcl_sim_stats(st->ctx, &s);
+    train_results_t *r = &st->job->res;
+    r->sim_mem_peak[st->stage] = s.memory_peak;
+    r->sim_mem_capacity = s.memory_capacity;
+    r->sim_compute_s[st->stage] = s.compute_s;
+    r->sim_total_s[st->stage] = s.total_s;
+}
+
+gcl_status_t train_program(gcl_ctx_t ctx, void *arg)
+{
+    train_job_t *job = arg;
+    stage_t st;
+    long start = 0;
+    gcl_status_t rc = stage_setup(&st, ctx, job);
+    if (rc == GCL_OK && job->o->resume)
+        rc = resume(&st, &start);
+    if (rc == GCL_OK && st.replica == 0 && st.last) /* a checkpoint past --max-steps: no steps */
+        job->res.start_step = start < job->total_steps ? start : job->total_steps;
+    if (rc == GCL_OK)
+        rc = train_loop(&st, start);
+    if (rc == GCL_OK && job->o->save_weights)
+        rc = save_state(&st, job->total_steps, job->o->save_weights);
+    if (rc == GCL_OK && st.replica == 0 && st.last)
+        job->res.steps_done = job->total_steps;
+    record_sim(&st);
+    stage_teardown(&st);
+    if (rc != GCL_OK)
+        train_fail(job, "replica %d IPU %d failed: %s", st.replica, st.stage,
+                   gcl_status_string(rc));
+    return rc;
+}

@@ -1,0 +1,64 @@
+/*
+ * One pipeline stage of one replica: the IPU thread's view of the job. stage.c sets it up and
+ * runs a training step; run.c drives the epochs, evaluation, checks and checkpoints.
+ */
+#ifndef TRAIN_STAGE_H
+#define TRAIN_STAGE_H
+
+#include <stdint.h>
+
+#include "gcl/gcl.h"
+#include "pipe.h"
+#include "train.h"
+
+/* Point-to-point tags: activations flow down the pipeline, gradients back up. Messages of one
+ * tag between two IPUs arrive in order, which is the micro-batch order on both sides. */
+#define TAG_ACT  1
+#define TAG_GRAD 2
+
+#define STAGE_MAX_SLOTS 4096
+
+typedef struct {
+    gcl_ctx_t ctx;
+    train_job_t *job;
+    const model_shape_t *shape;
+    int replica, stage, last; /* last: this is the final stage (it computes the loss) */
+    int l0, l1;               /* layers [l0, l1) */
+    gcl_comm_t comm;          /* this stage of every replica */
+    size_t poff, np;          /* offset and size of the stage's slice of the parameter vector */
+    float *params, *grads, *state[2];
+    uint16_t *grads16; /* f16 all-reduce buffer */
+    int nslots;
+    float **act;  /* [slot * (layers + 1) + i]: input (i = 0) and output of each layer */
+    float **dx;   /* [slot]: gradient of the stage's input, sent upstream (stage > 0) */
+    float *dy_in; /* gradient received from downstream (not on the last stage) */
+    float *scratch[2];
+    uint8_t *labels; /* [slot * micro]: labels of the micro-batches (last stage) */
+    uint32_t *idx;   /* [micro]: samples of the current micro-batch */
+    gcl_request_t *act_req, *dx_req;
+    pipe_op_t *ops;
+    uint32_t *perm; /* sample order of epoch perm_epoch (first and last stage) */
+    long perm_epoch;
+    /* Training loss since the last progress report (last stage). */
+    double loss_sum;
+    long correct, seen;
+    long checkpoints; /* checkpoints this stage has contributed to */
+} stage_t;
+
+/* Creates the communicator, allocates every buffer in simulated IPU memory and initialises the
+ * weights from the seed. On failure the reason is recorded with train_fail. */
+gcl_status_t stage_setup(stage_t *st, gcl_ctx_t ctx, train_job_t *job);
+void stage_teardown(stage_t *st);
+
+/* Step STEP (0-based, global): forward and backward of every micro-batch in the schedule's
+ * order, the gradient all-reduce, and the optimizer update. */
+gcl_status_t stage_step(stage_t *st, long step);
+
+/* Forward only, over this replica's share of the test set. The last stage returns the summed
+ * loss and the number of correct and seen samples of the whole job (all-reduced). */
+gcl_status_t stage_evaluate(stage_t *st, double *loss, long *correct, long *count);
+
+/* Waits for the request in *REQ, if any. */
+gcl_status_t stage_wait(stage_t *st, gcl_request_t *req);
+
+#endif

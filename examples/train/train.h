@@ -1,0 +1,81 @@
+/*
+ * The training job: what every IPU thread of an instance shares (train_job_t), and the program
+ * gcl_run runs on each of them.
+ *
+ * Replica r, IPU k of the job is pipeline stage k of data-parallel replica r. Stage k holds
+ * layers [first[k], first[k+1]) of the model with their gradients, optimizer state and
+ * activations in its simulated IPU memory; it all-reduces its gradients with stage k of every
+ * other replica over a communicator of its own. Within a replica, activations flow to the next
+ * stage and gradients back with gcl_send/gcl_recv.
+ */
+#ifndef TRAIN_TRAIN_H
+#define TRAIN_TRAIN_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "args.h"
+#include "ckpt.h"
+#include "gcl/gcl.h"
+#include "idx.h"
+#include "model.h"
+
+#define TRAIN_MAX_EPOCH_LOG 1000
+
+/* What replica 0 learnt at the end of one epoch. */
+typedef struct {
+    int epoch;
+    long step;
+    double loss, train_accuracy, test_accuracy, test_loss, wall_s;
+} epoch_log_t;
+
+/* The run's results, filled by replica 0's threads and read by main after gcl_run. */
+typedef struct {
+    double test_accuracy, test_loss, train_loss;
+    long test_correct, test_count;
+    long start_step, steps_done;
+    double train_wall_s; /* wall time inside training steps (evaluation excluded) */
+    double *sim_step_s;  /* [stage][step]: simulated time of each step on each stage */
+    size_t sim_mem_peak[MODEL_MAX_LAYERS];
+    size_t sim_mem_capacity;
+    double sim_compute_s[MODEL_MAX_LAYERS], sim_total_s[MODEL_MAX_LAYERS];
+    epoch_log_t epochs[TRAIN_MAX_EPOCH_LOG];
+    int nepochs;
+} train_results_t;
+
+typedef struct {
+    const train_opts_t *o;
+    const dataset_t *data;
+    model_shape_t shape;
+    int replicas, stages, first[MODEL_MAX_LAYERS + 1];
+    int micro, accumulation;
+    long global_batch, steps_per_epoch, schedule_steps, total_steps;
+    long checkpoint_every, log_every;
+    int nstate;
+    int instance;
+    int printer;      /* 1 when this instance prints progress (instance 0) */
+    int progress_bar; /* 1: a bar redrawn in place; 0: plain lines */
+    float pixel[256]; /* standardised value of each pixel byte */
+    ckpt_meta_t meta; /* the fingerprint of this run, for the checkpoints it writes */
+    ckpt_t *resume;   /* instance 0 with --resume: the checkpoint to continue from, or NULL */
+
+    /* Replica 0's stages meet here to write a checkpoint: each copies its slice into STAGING,
+     * and the last to arrive writes the file. */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    float *staging; /* (1 + nstate) x nparams, instance 0 only */
+    int arrived;
+    long written;
+    int aborted;
+    char error[4096]; /* the first failure, for main to print */
+
+    train_results_t res;
+} train_job_t;
+
+/* The per-IPU program (gcl_program_t); ARG is the train_job_t. */
+gcl_status_t train_program(gcl_ctx_t ctx, void *arg);
+
+/* Records the first failure of the job (printf-style) and wakes every waiting thread. */
+void train_fail(train_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
