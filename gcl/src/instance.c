@@ -146,7 +146,8 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
     for (int i = 0; i < inst->num_ipus; i++)
         host_ipus += inst->ipu_hostlocal[i] >= 0;
     gcl_status_t rc = GCL_OK;
-    if (inst->boot->bcast(inst->boot, inst->token, sizeof inst->token, 0) != GCL_OK)
+    if (inst->boot->bcast(inst->boot, inst->token, sizeof inst->token, 0) != GCL_OK ||
+        inst->boot->bcast(inst->boot, inst->nonce, sizeof inst->nonce, 0) != GCL_OK)
         return fail(inst, GCL_ERR_MPI, "sharing the job token failed");
     if (local == 1 && inst->num_instances == 1)
         return hb_create(&inst->hb, NULL, inst->token, host_ipus, &sizes, inst->error,
@@ -154,8 +155,8 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
     char name[80] = "";
     if (local > 1) {
         snprintf(name, sizeof name, "/gcl-");
-        for (int i = 0; i < 16; i++)
-            snprintf(name + strlen(name), 3, "%02x", inst->token[i]);
+        for (int i = 0; i < 8; i++) /* the public nonce: the name must not give the token away */
+            snprintf(name + strlen(name), 3, "%02x", inst->nonce[i]);
         snprintf(name + strlen(name), sizeof name - strlen(name), "-h%d", inst->host_index);
     }
     /* The leader creates, then everyone else attaches, then the name goes. */
@@ -213,7 +214,9 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *cfg)
         GCL_CHECK(gcl_boot_single_create(&inst->boot));
     GCL_CHECK(exchange_peers(inst));
     GCL_CHECK(map_ipus(inst));
-    if (inst->instance_index == 0 && getrandom(inst->token, sizeof inst->token, 0) < 0)
+    if (inst->instance_index == 0 &&
+        (getrandom(inst->token, sizeof inst->token, 0) != (ssize_t)sizeof inst->token ||
+         getrandom(inst->nonce, sizeof inst->nonce, 0) != (ssize_t)sizeof inst->nonce))
         return fail(inst, GCL_ERR_SYSTEM, "getrandom failed: %s", strerror(errno));
     GCL_CHECK(setup_hostbox(inst));
     for (int k = 0; k < inst->num_local_ipus; k++) {

@@ -41,7 +41,8 @@ struct gcl_instance {
     gcl_peer_info_t *peers; /* [num_instances] */
     int *ipu_instance;      /* [num_ipus]: the instance hosting each global IPU */
     int *ipu_hostlocal;     /* [num_ipus]: index in this host's box, or -1 on another host */
-    uint8_t token[16];      /* random per job */
+    uint8_t token[16];      /* random per job, secret: proves a peer belongs to the job */
+    uint8_t nonce[8];       /* random per job, public: names the shared-memory segments */
     gcl_boot_t *boot;
     hostbox_t hb;
     struct gcl_net *net_mpi;   /* the network backends, NULL when not in use */

@@ -10,12 +10,9 @@
 #include "log.h"
 #include "net.h"
 #include "transport.h"
+#include "wire.h"
 
-typedef struct {
-    uint64_t key0, key1, total, sim_send, sim_time;
-    uint8_t token[16]; /* the job's: a message without it is refused */
-    gcl_sig_t sig;
-} net_header_t;
+typedef gcl_wire_header_t net_header_t;
 
 enum { RECV_DEPTH = 2 };
 
@@ -49,8 +46,11 @@ static gcl_net_tag_t tag_of(const gcl_xfer_t *x, uint32_t piece)
 {
     const struct gcl_instance *inst = x->ctx->inst;
     int me = x->ctx->global_ipu;
-    gcl_net_tag_t t = {(uint32_t)(x->key0 >> 32), (uint32_t)x->key0, (uint32_t)(x->key1 >> 32),
-                       piece, local_index(inst, x->is_send ? me : x->peer_ipu),
+    gcl_net_tag_t t = {(uint32_t)(x->key0 >> 32),
+                       (uint32_t)x->key0,
+                       (uint32_t)(x->key1 >> 32),
+                       piece,
+                       local_index(inst, x->is_send ? me : x->peer_ipu),
                        local_index(inst, x->is_send ? x->peer_ipu : me)};
     return t;
 }
@@ -77,8 +77,7 @@ static void free_state(net_xfer_t *t)
 
 static gcl_status_t fail(gcl_xfer_t *x, gcl_status_t rc)
 {
-    return gcl_ctx_fail(x->ctx, rc, "%s (with instance %d)", net_of(x)->error,
-                        peer_instance(x));
+    return gcl_ctx_fail(x->ctx, rc, "%s (with instance %d)", net_of(x)->error, peer_instance(x));
 }
 
 static gcl_status_t net_start(gcl_xfer_t *x)
@@ -185,11 +184,12 @@ static int recv_header(gcl_xfer_t *x, net_xfer_t *t)
     if (f <= 0)
         return f < 0 ? fail(x, GCL_ERR_TRANSPORT) : 0;
     t->header_done = 1;
-    if (memcmp(t->hdr.token, x->ctx->inst->token, sizeof t->hdr.token) != 0)
+    char why[160];
+    net_header_t h;
+    if (gcl_wire_decode(&t->hdr, sizeof t->hdr, x->ctx->inst->token, &h, why, sizeof why) != 0)
         return gcl_ctx_fail(x->ctx, GCL_ERR_TRANSPORT,
-                            "%s: refused a message that claims to come from instance %d but "
-                            "does not carry this job's token",
-                            t->net->name, peer_instance(x));
+                            "%s: refused %s, claimed to come from instance %d", t->net->name, why,
+                            peer_instance(x));
     int rc = gcl_xfer_check(x, &t->hdr.sig, t->hdr.total);
     if (rc == 0 && (t->hdr.key0 != x->key0 || t->hdr.key1 != x->key1))
         rc = gcl_ctx_fail(x->ctx, GCL_ERR_MISMATCH,
