@@ -214,9 +214,22 @@ gcl_status_t gcl_params_load(gcl_params_t *p, char *err, size_t len)
     return GCL_OK;
 }
 
-void gcl_params_print(FILE *out)
+void gcl_params_print(FILE *out, int markdown)
 {
+    if (markdown)
+        fprintf(out, "| variable | default | meaning | valid values |\n|---|---|---|---|\n");
     for (size_t i = 0; i < NPARAMS; i++) {
+        if (markdown) {
+            const param_def_t *d = &params[i];
+            char valid[512];
+            describe_valid(d, valid, sizeof valid);
+            for (char *c = valid; *c; c++) /* a bar would end the table cell */
+                if (*c == '|')
+                    *c = '/';
+            fprintf(out, "| `%s` | %s%s%s | %s | %s |\n", d->name, d->def[0] ? "`" : "",
+                    d->def[0] ? d->def : "(unset)", d->def[0] ? "`" : "", d->doc, valid);
+            continue;
+        }
         const param_def_t *d = &params[i];
         const char *v = getenv(d->name);
         char valid[512];

@@ -40,7 +40,8 @@ typedef struct {
  * with a sentence naming the variable in ERR. */
 gcl_status_t gcl_params_load(gcl_params_t *p, char *err, size_t len);
 
-/* Lists every parameter: name, default, value in this environment, documentation. */
-void gcl_params_print(FILE *out);
+/* Lists every parameter: name, default, value in this environment, documentation; as a
+ * Markdown table when MARKDOWN (for the README). */
+void gcl_params_print(FILE *out, int markdown);
 
 #endif /* GCL_PARAM_H */

@@ -30,15 +30,20 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: gcl-info [--algorithms]\n"
-               "  Lists libgcl's environment variables, or with --algorithms its collective\n"
-               "  algorithms.\n");
+        printf("usage: gcl-info [--algorithms | --markdown]\n"
+               "  Lists libgcl's environment variables (with their values in this\n"
+               "  environment), as a Markdown table with --markdown, or with --algorithms\n"
+               "  the algorithms of every collective.\n");
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "--markdown") == 0) {
+        gcl_params_print(stdout, 1);
         return 0;
     }
     if (argc != 1) {
         fprintf(stderr, "gcl-info: unknown argument '%s' (try --help)\n", argv[1]);
         return 2;
     }
-    gcl_params_print(stdout);
+    gcl_params_print(stdout, 0);
     return 0;
 }
