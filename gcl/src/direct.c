@@ -2,20 +2,24 @@
  * Host-direct collectives: all_reduce, reduce_scatter and all_gather over a group whose ranks
  * all share this host, done straight in memory instead of by messages.
  *
- * all_reduce, per round of the vector (trace for 4 ranks, slices A B C D owned by ranks 0..3):
- *   publish  every rank makes its input readable: in place when all ranks share a process
- *            (peers read the caller's buffer), else copied into its input region of the host
- *            box (one copy, the only one)                                   -- barrier --
- *   reduce   rank r folds slice r of every input, in rank order 0..n-1, and writes it into its
- *            output (one process) or its result region: rank 0 makes A = A0+A1+A2+A3, ...
- *                                                                           -- barrier --
- *   gather   every rank copies the other ranks' slices into its output.
- * Each byte is read n+1 times and written twice, against 2(n-1) copies and reductions of a
- * message ring; all ranks work at once with no chain of dependent steps. Each slice is reduced
- * once, at one rank, in a fixed order: every rank gets the same bits, run after run.
- * reduce_scatter is publish + reduce (rank r's block lands in its output); all_gather is
- * publish + every rank copying every block. Input regions alternate halves between rounds, so a
- * round can be staged while peers still read the previous one; a last barrier keeps a rank's
+ * A rank reaches its peers' buffers in one of three ways, the same for the whole group:
+ *   pointer  every rank is in this process: plain loads and stores;
+ *   cma      the ranks are in several processes that may read and write each other's memory
+ *            (process_vm_readv / process_vm_writev: one kernel copy, no staging);
+ *   staged   otherwise: each rank copies its input into its region of the host box.
+ *
+ * all_reduce with pointer or cma (trace for 4 ranks, slices A B C D owned by ranks 0..3):
+ *   publish  every rank publishes where its input and output are       -- barrier --
+ *   work     rank r folds slice r of every input in rank order 0..n-1 (rank 0 makes
+ *            A = A0+A1+A2+A3) and writes it straight into slice r of every rank's output
+ *                                                                      -- barrier --
+ * Each input byte is read once and each output byte written once: the traffic of one copy of
+ * the data per rank, against 2(n-1) copies and reductions of a message ring; all ranks work at
+ * once with no chain of dependent steps. With staging, per round of the vector: publish (copy
+ * the input in) / barrier / fold slice r into the result region / barrier / gather every slice.
+ * reduce_scatter is publish + fold of block r into the rank's own output; all_gather is
+ * publish + every rank reading every block. Each slice is reduced once, at one rank, in a
+ * fixed order: every rank gets the same bits, run after run. A last barrier keeps a rank's
  * buffers alive until every peer is done with them.
  *
  * Barriers: every IPU has an epoch counter in the host box; arriving increments it and rings
@@ -32,7 +36,6 @@
 #include "request.h"
 
 enum { PUBLISH, WAIT_PUBLISHED, WORK, WAIT_REDUCED, GATHER, WAIT_DONE };
-enum { ACC_ELEMS = 4096 }; /* elements folded at a time in a local accumulator */
 
 int gcl_direct_eligible(struct gcl_comm *c, coll_collective_t coll, size_t bytes)
 {
@@ -48,13 +51,18 @@ int gcl_direct_eligible(struct gcl_comm *c, coll_collective_t coll, size_t bytes
             return 0;
         other_process |= inst->ipu_instance[c->ipus[r]] != inst->instance_index;
     }
-    return !other_process || inst->hb.direct_bytes > 0;
+    return !other_process || inst->cma || inst->hb.direct_bytes > 0;
+}
+
+hb_ipu_t *gcl_direct_box(const gcl_exec_t *x, int rank)
+{
+    struct gcl_instance *inst = x->comm->ctx->inst;
+    return &inst->hb.ipus[inst->ipu_hostlocal[x->comm->ipus[rank]]];
 }
 
 static hb_ipu_t *box(const gcl_exec_t *x, int rank)
 {
-    struct gcl_instance *inst = x->comm->ctx->inst;
-    return &inst->hb.ipus[inst->ipu_hostlocal[x->comm->ipus[rank]]];
+    return gcl_direct_box(x, rank);
 }
 
 void gcl_direct_setup(gcl_exec_t *x, const coll_algo_t *sim_algo, const coll_args_t *a)
@@ -67,18 +75,22 @@ void gcl_direct_setup(gcl_exec_t *x, const coll_algo_t *sim_algo, const coll_arg
     d->count = a->count;
     d->sim_algo = sim_algo;
     d->sim_args = *a;
-    d->same_process = 1;
+    int same_process = 1;
     for (int r = 0; r < c->size; r++)
-        d->same_process &= inst->ipu_instance[c->ipus[r]] == inst->instance_index;
+        same_process &= inst->ipu_instance[c->ipus[r]] == inst->instance_index;
+    d->mode = same_process ? GCL_DIRECT_POINTER : inst->cma ? GCL_DIRECT_CMA : GCL_DIRECT_STAGED;
+    /* Staging moves the vector in rounds that fit half a region; the others in one go. */
     uint64_t half = inst->hb.direct_bytes / 2 / x->info.elem_size;
     uint64_t per = a->coll == COLL_REDUCE_SCATTER ? half / (uint64_t)c->size : half;
-    d->per_round = d->same_process || per == 0 || per > a->count ? a->count : per;
+    d->per_round = d->mode != GCL_DIRECT_STAGED || per == 0 || per > a->count ? a->count : per;
     if (d->per_round == 0)
         d->per_round = 1;
     d->nrounds = (a->count + d->per_round - 1) / d->per_round;
     if (d->nrounds == 0)
         d->nrounds = 1;
     d->entry = calloc((size_t)c->size, sizeof *d->entry);
+    d->acc = malloc(2 * GCL_DIRECT_ACC_BYTES);
+    d->tmp = d->acc ? d->acc + GCL_DIRECT_ACC_BYTES : NULL;
 }
 
 /* ---- barrier ---- */
@@ -112,58 +124,12 @@ void gcl_direct_describe_pending(gcl_exec_t *x, char *buf, size_t len)
         char who[160];
         gcl_describe_ipu(x->comm->ctx->inst, x->comm->ipus[r], who, sizeof who);
         used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
-                                 "%s%s to reach the "
-                                 "barrier of round %llu",
-                                 shown++ ? "; " : "", who, (unsigned long long)x->direct.round);
+                                 "%s%s to reach the barrier of round %llu", shown++ ? "; " : "",
+                                 who, (unsigned long long)x->direct.round);
     }
 }
 
-/* ---- the phases ---- */
-
-static uint64_t round_lo(const gcl_exec_t *x)
-{
-    return x->direct.round * x->direct.per_round;
-}
-
-static uint64_t round_len(const gcl_exec_t *x)
-{
-    uint64_t lo = round_lo(x), end = lo + x->direct.per_round;
-    return (end < x->direct.count ? end : x->direct.count) - lo;
-}
-
-/* Rank Q's staged input region for the current round (the half the round's parity picks). */
-static char *staged(const gcl_exec_t *x, int q, int which)
-{
-    hostbox_t *hb = &x->comm->ctx->inst->hb;
-    char *base = hb_direct(hb, x->comm->ctx->inst->ipu_hostlocal[x->comm->ipus[q]], which);
-    return which == 0 ? base + (x->direct.round % 2) * (hb->direct_bytes / 2) : base;
-}
-
-/* Where element OFF of block B of rank Q's input is readable during this round. */
-static const char *input_at(const gcl_exec_t *x, int q, uint64_t b, uint64_t off)
-{
-    size_t es = x->info.elem_size;
-    if (x->direct.same_process)
-        return (const char *)(uintptr_t)atomic_load(&box(x, q)->d_in) +
-               (b * x->direct.count + off) * es;
-    return staged(x, q, 0) + (b * round_len(x) + off - round_lo(x)) * es;
-}
-
-/* DST = fold, in rank order, of block B of every input at elements [off, off + n). */
-static void fold(gcl_exec_t *x, char *dst, uint64_t b, uint64_t off, uint64_t n)
-{
-    size_t es = x->info.elem_size;
-    _Alignas(64) char acc[ACC_ELEMS * 8];
-    for (uint64_t i = 0; i < n; i += ACC_ELEMS) {
-        uint64_t m = n - i < ACC_ELEMS ? n - i : ACC_ELEMS;
-        memcpy(acc, input_at(x, 0, b, off + i), m * es);
-        for (int q = 1; q < x->comm->size; q++)
-            coll_reduce(x->info.dtype, x->info.op, acc, acc, input_at(x, q, b, off + i), m);
-        if (x->info.op == COLL_MEAN)
-            coll_divide(x->info.dtype, acc, m, (unsigned)x->comm->size);
-        memcpy(dst + i * es, acc, m * es);
-    }
-}
+/* ---- the protocol ---- */
 
 static void publish(gcl_exec_t *x)
 {
@@ -177,10 +143,10 @@ static void publish(gcl_exec_t *x)
         atomic_store(&me->d_out, (uint64_t)(uintptr_t)x->bufs[COLL_BUF_OUT]);
         atomic_store_explicit(&me->d_key, x->key0, memory_order_release);
     }
-    if (!x->direct.same_process) {
-        uint64_t lo = round_lo(x), len = round_len(x);
+    if (x->direct.mode == GCL_DIRECT_STAGED) {
+        uint64_t lo = x->direct.round * x->direct.per_round, len = gcl_direct_round_len(x);
         uint64_t blocks = x->direct.coll == COLL_REDUCE_SCATTER ? (uint64_t)x->comm->size : 1;
-        char *dst = staged(x, x->comm->rank, 0);
+        char *dst = gcl_direct_region(x, x->comm->rank, 0);
         for (uint64_t b = 0; b < blocks; b++)
             memcpy(dst + b * len * es, in + (b * x->direct.count + lo) * es, len * es);
     }
@@ -218,89 +184,62 @@ static void next_round(gcl_exec_t *x)
     x->direct.phase = WAIT_DONE;
 }
 
-static void work(gcl_exec_t *x)
+/* One phase; returns 1 when it moved on, 0 when it waits at a barrier, or a status. */
+static int step(gcl_exec_t *x)
 {
-    struct gcl_comm *c = x->comm;
-    size_t es = x->info.elem_size;
-    char *out = x->bufs[COLL_BUF_OUT];
-    uint64_t lo = round_lo(x), len = round_len(x), off, n;
-    if (x->direct.coll == COLL_ALLREDUCE) {
-        coll_block(len, c->size, c->rank, &off, &n);
-        char *dst =
-            x->direct.same_process ? out + (lo + off) * es : staged(x, c->rank, 1) + off * es;
-        fold(x, dst, 0, lo + off, n);
-        arrive(x);
-        x->direct.phase = WAIT_REDUCED;
-    } else if (x->direct.coll == COLL_REDUCE_SCATTER) {
-        fold(x, out + lo * es, (uint64_t)c->rank, lo, len);
-        next_round(x);
-    } else { /* all_gather */
-        for (int q = 0; q < c->size; q++) {
-            char *dst = out + ((uint64_t)q * x->direct.count + lo) * es;
-            const char *src = input_at(x, q, 0, lo);
-            if (src != dst)
-                memcpy(dst, src, len * es);
+    gcl_direct_t *d = &x->direct;
+    switch (d->phase) {
+    case PUBLISH:
+        publish(x);
+        d->phase = WAIT_PUBLISHED;
+        return 1;
+    case WAIT_PUBLISHED:
+        if (!passed(x))
+            return 0;
+        if (d->round == 0)
+            GCL_CHECK(check_peers(x));
+        d->phase = WORK;
+        return 1;
+    case WORK:
+        GCL_CHECK(gcl_direct_work(x));
+        if (d->mode == GCL_DIRECT_STAGED && d->coll == COLL_ALLREDUCE) {
+            arrive(x); /* every slice must be in the result regions before the gather */
+            d->phase = WAIT_REDUCED;
+        } else {
+            next_round(x);
         }
+        return 1;
+    case WAIT_REDUCED:
+        if (!passed(x))
+            return 0;
+        d->phase = GATHER;
+        return 1;
+    case GATHER:
+        gcl_direct_gather(x);
         next_round(x);
+        return 1;
+    default: /* WAIT_DONE */
+        if (!passed(x))
+            return 0;
+        gcl_sim_replay(x->comm, d->sim_algo, &d->sim_args, d->entry);
+        x->done = 1;
+        gcl_sim_call_end(x);
+        return 1;
     }
-}
-
-static void gather(gcl_exec_t *x)
-{
-    struct gcl_comm *c = x->comm;
-    size_t es = x->info.elem_size;
-    char *out = x->bufs[COLL_BUF_OUT];
-    uint64_t lo = round_lo(x), len = round_len(x), off, n;
-    for (int q = 0; q < c->size; q++) {
-        coll_block(len, c->size, q, &off, &n);
-        const char *src =
-            x->direct.same_process
-                ? (const char *)(uintptr_t)atomic_load(&box(x, q)->d_out) + (lo + off) * es
-                : staged(x, q, 1) + off * es;
-        if (src != out + (lo + off) * es && n > 0)
-            memcpy(out + (lo + off) * es, src, n * es);
-    }
-    next_round(x);
 }
 
 int gcl_direct_progress(gcl_exec_t *x)
 {
+    if (!x->direct.entry || !x->direct.acc)
+        return gcl_ctx_fail(x->comm->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory",
+                            x->what);
     int did = 0;
     while (!x->done) {
-        switch (x->direct.phase) {
-        case PUBLISH:
-            publish(x);
-            x->direct.phase = WAIT_PUBLISHED;
-            break;
-        case WAIT_PUBLISHED:
-            if (!passed(x))
-                return did;
-            if (x->direct.round == 0) {
-                gcl_status_t rc = check_peers(x);
-                if (rc != GCL_OK)
-                    return rc;
-            }
-            x->direct.phase = WORK;
-            break;
-        case WORK:
-            work(x);
-            break;
-        case WAIT_REDUCED:
-            if (!passed(x))
-                return did;
-            x->direct.phase = GATHER;
-            break;
-        case GATHER:
-            gather(x);
-            break;
-        default: /* WAIT_DONE */
-            if (!passed(x))
-                return did;
-            gcl_sim_replay(x->comm, x->direct.sim_algo, &x->direct.sim_args, x->direct.entry);
-            x->done = 1;
-            gcl_sim_call_end(x);
-            break;
-        }
+        int rc = step(x);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            return did;
         did = 1;
     }
     return did;

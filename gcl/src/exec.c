@@ -330,7 +330,9 @@ void gcl_exec_finish(gcl_exec_t *x)
     free(x->sim_mult_own);
     x->sim_mult_own = NULL;
     free(x->direct.entry);
+    free(x->direct.acc);
     x->direct.entry = NULL;
+    x->direct.acc = x->direct.tmp = NULL;
     x->xfers = NULL;
     x->nxfers = x->xcap = 0;
     x->sent = x->recvd = NULL;

@@ -11,10 +11,13 @@
 #include "sim/time.h"
 #include "wait.h"
 
+/* How a host-direct call reaches its peers' buffers (direct.c). */
+typedef enum { GCL_DIRECT_POINTER, GCL_DIRECT_CMA, GCL_DIRECT_STAGED } gcl_direct_mode_t;
+
 /* A call run host-direct (direct.c) instead of by messages. */
 typedef struct {
     int on;
-    int same_process; /* every rank is in this process: peers' buffers are read in place */
+    gcl_direct_mode_t mode;
     coll_collective_t coll;
     uint64_t count;     /* the call's count, as in coll/algo.h */
     uint64_t per_round; /* elements of the unit a round moves */
@@ -24,7 +27,11 @@ typedef struct {
     const coll_algo_t *sim_algo; /* the pod algorithm whose schedule the simulated time follows */
     coll_args_t sim_args;
     sim_time_t *entry; /* [group size]: every rank's simulated clock when it entered */
+    char *acc, *tmp;   /* folding space: DIRECT_ACC_BYTES each */
 } gcl_direct_t;
+
+/* Bytes folded at a time in a host-direct call's accumulator. */
+#define GCL_DIRECT_ACC_BYTES ((size_t)64 << 10)
 
 typedef struct {
     struct gcl_comm *comm;
@@ -59,6 +66,15 @@ int gcl_direct_eligible(struct gcl_comm *c, coll_collective_t coll, size_t bytes
  * schedule the simulated time replays. */
 void gcl_direct_setup(gcl_exec_t *x, const coll_algo_t *sim_algo, const coll_args_t *a);
 int gcl_direct_progress(gcl_exec_t *x);
+/* The data movement of one host-direct phase (direct_move.c): WORK for every mode, and the
+ * gather of a staged all_reduce. */
+gcl_status_t gcl_direct_work(gcl_exec_t *x);
+void gcl_direct_gather(gcl_exec_t *x);
+/* Staged mode: elements of the current round, and rank Q's region WHICH (0: inputs, 1: results). */
+uint64_t gcl_direct_round_len(const gcl_exec_t *x);
+char *gcl_direct_region(const gcl_exec_t *x, int q, int which);
+/* The host-box entry of rank RANK of X's group. */
+hb_ipu_t *gcl_direct_box(const gcl_exec_t *x, int rank);
 /* Ranks of X's group that have not reached the barrier X waits at, described into BUF. */
 void gcl_direct_describe_pending(gcl_exec_t *x, char *buf, size_t len);
 /* Replays the simulated timeline of ALGO's schedules for every rank of C from their entry

@@ -81,6 +81,7 @@ typedef struct {
     alignas(64) _Atomic uint64_t epoch;
     _Atomic uint64_t d_in, d_out; /* addresses in the owner's process */
     _Atomic uint64_t d_key;       /* key0 of the call that d_sig and d_clock describe */
+    uint64_t cma_addr, cma_value; /* start-up: a word peers try to read with process_vm_readv */
     gcl_sig_t d_sig;
     uint64_t d_clock;
     /* A peer that found this IPU's call mismatched leaves the key of the call and the reason

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -175,6 +176,43 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
     return rc;
 }
 
+/* Whether this process can read every other local process's memory (process_vm_readv): the
+ * kernel allows it to the same user unless Yama or a container says otherwise. Every instance
+ * learns whether all can, so that they all choose the same way. */
+static gcl_status_t probe_cma(struct gcl_instance *inst)
+{
+    static volatile uint64_t word;
+    int ok = inst->params.shm_cma != 0;
+    hb_ipu_t *mine = &inst->hb.ipus[inst->ipu_hostlocal[inst->first_ipu]];
+    if (inst->num_instances == 1)
+        return GCL_OK;
+    if (getrandom((void *)&word, sizeof word, 0) != (ssize_t)sizeof word)
+        word = (uint64_t)getpid() * 2654435761u;
+    mine->cma_addr = (uint64_t)(uintptr_t)&word;
+    mine->cma_value = word;
+    GCL_CHECK(inst->boot->barrier(inst->boot) == GCL_OK ? GCL_OK : GCL_ERR_MPI);
+    for (int ipu = 0; ok && ipu < inst->num_ipus; ipu++) {
+        int hl = inst->ipu_hostlocal[ipu];
+        const hb_ipu_t *p = hl >= 0 ? &inst->hb.ipus[hl] : NULL;
+        if (!p || p->pid == getpid() || p->cma_addr == 0)
+            continue;
+        uint64_t got = 0;
+        struct iovec local = {&got, sizeof got}, remote = {(void *)(uintptr_t)p->cma_addr, 8};
+        ok = process_vm_readv(p->pid, &local, 1, &remote, 1, 0) == 8 && got == p->cma_value;
+    }
+    int *all = calloc((size_t)inst->num_instances, sizeof(int));
+    if (!all)
+        return GCL_ERR_NO_HOST_MEMORY;
+    gcl_status_t rc = inst->boot->allgather(inst->boot, &ok, all, sizeof ok);
+    inst->cma = rc == GCL_OK;
+    for (int i = 0; i < inst->num_instances; i++)
+        inst->cma &= all[i];
+    free(all);
+    GCL_INFO(GCL_SUB_SHM, "single-copy reads between processes (process_vm_readv): %s",
+             inst->cma ? "yes" : "no, host-direct calls copy through the host box");
+    return rc;
+}
+
 static gcl_status_t setup_shape(struct gcl_instance *inst, const gcl_config_t *cfg)
 {
     gcl_config_t def = GCL_CONFIG_INITIALIZER;
@@ -225,6 +263,7 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *cfg)
         p->instance = inst->instance_index;
         p->global_ipu = inst->first_ipu + k;
     }
+    GCL_CHECK(probe_cma(inst));
     GCL_CHECK(agree(inst, gcl_transports_init(inst)));
     if (inst->params.spin_count < 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -52,6 +52,7 @@ struct gcl_instance {
     atomic_int abort;          /* a local IPU failed in this gcl_run */
     atomic_int first_failure;  /* local index of the IPU that failed first, or -1 */
     int phantom;               /* buffers carry sizes, no data (GCL_SIM_PHANTOM, offline mode) */
+    int cma;                   /* processes of a host may read and write each other's memory */
     gcl_sim_t sim;             /* the simulated pod and this instance's simulated IPUs */
     int failed;                /* gcl_init or a gcl_run failed: finalize must not wait */
     pthread_mutex_t lock;

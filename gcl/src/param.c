@@ -50,6 +50,10 @@ static const param_def_t params[] = {
      "all_reduce, reduce_scatter and all_gather of at least this many bytes per replica, over "
      "a group that shares one host, run host-direct (straight out of shared memory) instead of "
      "by messages; larger than any call turns it off"},
+    {"GCL_SHM_CMA", "1", P_LONG, OFF(shm_cma), 0, 1, NULL, 0,
+     "1: host-direct calls between processes read and write each other's buffers in place "
+     "(process_vm_readv/writev) when the kernel allows it; 0: always copy through the host "
+     "box"},
     {"GCL_MPI_CHUNK_BYTES", "1048576", P_LONG, OFF(mpi_chunk_bytes), 4096, 1 << 30, NULL, 0,
      "bytes per piece of a message carried by the MPI transport"},
     {"GCL_TRANSPORT", "auto", P_CHOICE, OFF(transport), 0, 0, "auto|shm|ofi|mpi", 0,

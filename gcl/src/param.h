@@ -24,6 +24,7 @@ typedef struct {
     long mpi_chunk_bytes;
     long shm_direct_bytes; /* per IPU, each of the host-direct input and result regions */
     long direct_min_bytes; /* smallest call that goes host-direct */
+    long shm_cma;          /* let host-direct calls read and write peers' buffers in place */
     char transport[16]; /* auto, shm, ofi or mpi */
     char ofi_provider[64];
     char ofi_iface[64];

@@ -1,0 +1,244 @@
+/*
+ * Host-direct collectives, the data movement: folding slices and blocks out of peers' buffers
+ * and writing results into them, by pointer, by process_vm_readv/writev, or through the staging
+ * regions of the host box. See direct.c for the protocol.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "coll/reduce.h"
+#include "exec.h"
+
+/* ---- reaching a peer ---- */
+
+static const gcl_direct_t *dir(const gcl_exec_t *x)
+{
+    return &x->direct;
+}
+
+static int is_me(const gcl_exec_t *x, int q)
+{
+    return q == x->comm->rank;
+}
+
+/* Reports a failed single copy: a peer that vanished, or one the kernel will not let us touch. */
+static gcl_status_t cma_failed(gcl_exec_t *x, int q, int err)
+{
+    char who[160];
+    gcl_describe_ipu(x->comm->ctx->inst, x->comm->ipus[q], who, sizeof who);
+    return gcl_ctx_fail(x->comm->ctx, err == ESRCH ? GCL_ERR_PEER_FAILED : GCL_ERR_TRANSPORT,
+                        "%s #%u: copying from or to %s failed: %s", x->what, x->sig.seq, who,
+                        strerror(err));
+}
+
+/* BYTES from rank Q's address SRC (in Q's process) into local DST. */
+static gcl_status_t peer_read(gcl_exec_t *x, int q, void *dst, uint64_t src, size_t bytes)
+{
+    if (dir(x)->mode == GCL_DIRECT_POINTER || is_me(x, q)) {
+        memcpy(dst, (const void *)(uintptr_t)src, bytes);
+        return GCL_OK;
+    }
+    pid_t pid = gcl_direct_box(x, q)->pid;
+    for (size_t done = 0; done < bytes;) {
+        struct iovec l = {(char *)dst + done, bytes - done};
+        struct iovec r = {(void *)(uintptr_t)(src + done), bytes - done};
+        ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (n <= 0)
+            return cma_failed(x, q, n < 0 ? errno : EIO);
+        done += (size_t)n;
+    }
+    return GCL_OK;
+}
+
+/* BYTES from local SRC to rank Q's address DST (in Q's process). */
+static gcl_status_t peer_write(gcl_exec_t *x, int q, uint64_t dst, const void *src, size_t bytes)
+{
+    if (dir(x)->mode == GCL_DIRECT_POINTER || is_me(x, q)) {
+        if ((const void *)(uintptr_t)dst != src)
+            memcpy((void *)(uintptr_t)dst, src, bytes);
+        return GCL_OK;
+    }
+    pid_t pid = gcl_direct_box(x, q)->pid;
+    for (size_t done = 0; done < bytes;) {
+        struct iovec l = {(char *)src + done, bytes - done};
+        struct iovec r = {(void *)(uintptr_t)(dst + done), bytes - done};
+        ssize_t n = process_vm_writev(pid, &l, 1, &r, 1, 0);
+        if (n <= 0)
+            return cma_failed(x, q, n < 0 ? errno : EIO);
+        done += (size_t)n;
+    }
+    return GCL_OK;
+}
+
+static uint64_t addr_in(const gcl_exec_t *x, int q, uint64_t elem)
+{
+    return atomic_load(&gcl_direct_box(x, q)->d_in) + elem * x->info.elem_size;
+}
+
+static uint64_t addr_out(const gcl_exec_t *x, int q, uint64_t elem)
+{
+    return atomic_load(&gcl_direct_box(x, q)->d_out) + elem * x->info.elem_size;
+}
+
+/*
+ * ACC = fold in rank order of every rank's input elements [first, first + n), n fitting the
+ * accumulator. By pointer the fold reads the peers' inputs in place; by cma each is read into
+ * the scratch piece first.
+ */
+static gcl_status_t fold_inputs(gcl_exec_t *x, uint64_t first, uint64_t n)
+{
+    size_t es = x->info.elem_size, bytes = n * es;
+    char *acc = dir(x)->acc, *tmp = dir(x)->tmp;
+    GCL_CHECK(peer_read(x, 0, acc, addr_in(x, 0, first), bytes));
+    for (int q = 1; q < x->comm->size; q++) {
+        const void *src = tmp;
+        if (dir(x)->mode == GCL_DIRECT_POINTER || is_me(x, q))
+            src = (const void *)(uintptr_t)addr_in(x, q, first);
+        else
+            GCL_CHECK(peer_read(x, q, tmp, addr_in(x, q, first), bytes));
+        coll_reduce(x->info.dtype, x->info.op, acc, acc, src, n);
+    }
+    if (x->info.op == COLL_MEAN)
+        coll_divide(x->info.dtype, acc, n, (unsigned)x->comm->size);
+    return GCL_OK;
+}
+
+/* ---- in place (pointer and cma): one round, the whole vector ---- */
+
+static gcl_status_t work_allreduce(gcl_exec_t *x)
+{
+    struct gcl_comm *c = x->comm;
+    size_t es = x->info.elem_size, per = GCL_DIRECT_ACC_BYTES / es;
+    uint64_t off, len;
+    coll_block(x->direct.count, c->size, c->rank, &off, &len);
+    for (uint64_t i = 0; i < len; i += per) {
+        uint64_t n = len - i < per ? len - i : per;
+        GCL_CHECK(fold_inputs(x, off + i, n));
+        /* Straight into every rank's output, starting with the next rank's so that the ranks
+         * do not all write to the same one at once. */
+        for (int k = 1; k <= c->size; k++) {
+            int q = (c->rank + k) % c->size;
+            GCL_CHECK(peer_write(x, q, addr_out(x, q, off + i), dir(x)->acc, n * es));
+        }
+    }
+    return GCL_OK;
+}
+
+static gcl_status_t work_reduce_scatter(gcl_exec_t *x)
+{
+    size_t es = x->info.elem_size, per = GCL_DIRECT_ACC_BYTES / es;
+    uint64_t count = x->direct.count, block = (uint64_t)x->comm->rank * count;
+    char *out = x->bufs[COLL_BUF_OUT];
+    for (uint64_t i = 0; i < count; i += per) {
+        uint64_t n = count - i < per ? count - i : per;
+        GCL_CHECK(fold_inputs(x, block + i, n));
+        memcpy(out + i * es, dir(x)->acc, n * es);
+    }
+    return GCL_OK;
+}
+
+static gcl_status_t work_all_gather(gcl_exec_t *x)
+{
+    size_t es = x->info.elem_size;
+    uint64_t count = x->direct.count;
+    char *out = x->bufs[COLL_BUF_OUT];
+    for (int k = 0; k < x->comm->size; k++) {
+        int q = (x->comm->rank + k) % x->comm->size;
+        char *dst = out + (uint64_t)q * count * es;
+        if (!(is_me(x, q) && (const void *)(uintptr_t)addr_in(x, q, 0) == dst)) /* in place */
+            GCL_CHECK(peer_read(x, q, dst, addr_in(x, q, 0), count * es));
+    }
+    return GCL_OK;
+}
+
+/* ---- staged: rounds through the host box ---- */
+
+static uint64_t round_lo(const gcl_exec_t *x)
+{
+    return x->direct.round * x->direct.per_round;
+}
+
+uint64_t gcl_direct_round_len(const gcl_exec_t *x)
+{
+    uint64_t lo = round_lo(x), end = lo + x->direct.per_round;
+    return (end < x->direct.count ? end : x->direct.count) - lo;
+}
+
+/* Rank Q's region WHICH (0: inputs, in the half the round's parity picks; 1: results). */
+char *gcl_direct_region(const gcl_exec_t *x, int q, int which)
+{
+    struct gcl_instance *inst = x->comm->ctx->inst;
+    char *base = hb_direct(&inst->hb, inst->ipu_hostlocal[x->comm->ipus[q]], which);
+    return which == 0 ? base + (x->direct.round % 2) * (inst->hb.direct_bytes / 2) : base;
+}
+
+/* Where element OFF of block B of rank Q's staged input is during this round. */
+static const char *staged_input(const gcl_exec_t *x, int q, uint64_t b, uint64_t off)
+{
+    return gcl_direct_region(x, q, 0) +
+           (b * gcl_direct_round_len(x) + off - round_lo(x)) * x->info.elem_size;
+}
+
+/* DST = fold, in rank order, of block B of every staged input at elements [off, off + n). */
+static void fold_staged(gcl_exec_t *x, char *dst, uint64_t b, uint64_t off, uint64_t n)
+{
+    size_t es = x->info.elem_size, per = GCL_DIRECT_ACC_BYTES / es;
+    char *acc = dir(x)->acc;
+    for (uint64_t i = 0; i < n; i += per) {
+        uint64_t m = n - i < per ? n - i : per;
+        memcpy(acc, staged_input(x, 0, b, off + i), m * es);
+        for (int q = 1; q < x->comm->size; q++)
+            coll_reduce(x->info.dtype, x->info.op, acc, acc, staged_input(x, q, b, off + i), m);
+        if (x->info.op == COLL_MEAN)
+            coll_divide(x->info.dtype, acc, m, (unsigned)x->comm->size);
+        memcpy(dst + i * es, acc, m * es);
+    }
+}
+
+static void work_staged(gcl_exec_t *x)
+{
+    struct gcl_comm *c = x->comm;
+    size_t es = x->info.elem_size;
+    char *out = x->bufs[COLL_BUF_OUT];
+    uint64_t lo = round_lo(x), len = gcl_direct_round_len(x), off, n;
+    if (x->direct.coll == COLL_ALLREDUCE) {
+        coll_block(len, c->size, c->rank, &off, &n);
+        fold_staged(x, gcl_direct_region(x, c->rank, 1) + off * es, 0, lo + off, n);
+    } else if (x->direct.coll == COLL_REDUCE_SCATTER) {
+        fold_staged(x, out + lo * es, (uint64_t)c->rank, lo, len);
+    } else {
+        for (int q = 0; q < c->size; q++)
+            memcpy(out + ((uint64_t)q * x->direct.count + lo) * es, staged_input(x, q, 0, lo),
+                   len * es);
+    }
+}
+
+void gcl_direct_gather(gcl_exec_t *x)
+{
+    struct gcl_comm *c = x->comm;
+    size_t es = x->info.elem_size;
+    char *out = x->bufs[COLL_BUF_OUT];
+    uint64_t lo = round_lo(x), len = gcl_direct_round_len(x), off, n;
+    for (int q = 0; q < c->size; q++) {
+        coll_block(len, c->size, q, &off, &n);
+        if (n > 0)
+            memcpy(out + (lo + off) * es, gcl_direct_region(x, q, 1) + off * es, n * es);
+    }
+}
+
+gcl_status_t gcl_direct_work(gcl_exec_t *x)
+{
+    if (dir(x)->mode == GCL_DIRECT_STAGED) {
+        work_staged(x);
+        return GCL_OK;
+    }
+    switch (x->direct.coll) {
+    case COLL_ALLREDUCE:
+        return work_allreduce(x);
+    case COLL_REDUCE_SCATTER:
+        return work_reduce_scatter(x);
+    default:
+        return work_all_gather(x);
+    }
+}
