@@ -108,9 +108,12 @@ static gcl_status_t pick(struct gcl_comm *c, const gcl_call_t *call, const coll_
     char why[256];
     const char *forced =
         c->algo[a->coll][0] ? c->algo[a->coll] : c->ctx->inst->params.algo[a->coll];
-    if (coll_algo_select(a, forced, algo, why, sizeof why) != 0)
-        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s", why);
     int automatic = strcmp(forced, "auto") == 0;
+    const coll_algo_t *cheapest = automatic ? gcl_sim_choose(c, a, why, sizeof why) : NULL;
+    if (cheapest)
+        *algo = cheapest; /* the cost model's pick */
+    else if (coll_algo_select(a, forced, algo, why, sizeof why) != 0)
+        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s", why);
     *direct = automatic && blocking && a->op != COLL_LOCAL &&
               gcl_direct_eligible(c, a->coll, call_bytes(call, c->size));
     const void *choice = *direct ? (const void *)&c->last_algo : (const void *)*algo;

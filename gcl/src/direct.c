@@ -221,7 +221,7 @@ static int step(gcl_exec_t *x)
     default: /* WAIT_DONE */
         if (!passed(x))
             return 0;
-        gcl_sim_replay(x->comm, d->sim_algo, &d->sim_args, d->entry);
+        gcl_sim_replay(x->comm, d->sim_algo, &d->sim_args, d->entry, x->key0);
         x->done = 1;
         gcl_sim_call_end(x);
         return 1;

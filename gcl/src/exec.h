@@ -80,7 +80,16 @@ void gcl_direct_describe_pending(gcl_exec_t *x, char *buf, size_t len);
 /* Replays the simulated timeline of ALGO's schedules for every rank of C from their entry
  * clocks ENTRY[], and advances this IPU's clock and statistics by its part (simcost.c). */
 gcl_status_t gcl_sim_replay(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
-                            const sim_time_t *entry);
+                            const sim_time_t *entry, uint64_t key0);
+void gcl_sim_outcomes_free(struct gcl_instance *inst);
+/* The simulated time ALGO takes for A over C's group when every rank starts at once. */
+gcl_status_t gcl_sim_makespan(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
+                              sim_time_t *makespan);
+/* The automatic choice by the cost model (simchoose.c): of the algorithms that support A, the
+ * one whose simulated time over C's IPUs on the pod is least (the registry's order breaks
+ * ties). The same on every rank of the group; cached per instance. WHY gets a sentence. */
+const coll_algo_t *gcl_sim_choose(struct gcl_comm *c, const coll_args_t *a, char *why, size_t len);
+void gcl_sim_choices_free(struct gcl_instance *inst);
 
 /* Simulated time of a call (simcost.c): the call's synchronisation and trace slice, each
  * step's message times (set before the transfers start, carried to the receiver), and the

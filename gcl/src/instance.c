@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "log.h"
+#include "exec.h"
 #include "transport.h"
 
 static gcl_status_t fail(struct gcl_instance *inst, gcl_status_t rc, const char *fmt, ...)
@@ -288,6 +289,7 @@ gcl_status_t gcl_init(const gcl_config_t *config, gcl_instance_t *out)
     if (!inst)
         return GCL_ERR_NO_HOST_MEMORY;
     pthread_mutex_init(&inst->lock, NULL);
+    pthread_mutex_init(&inst->shape_lock, NULL);
     gcl_status_t rc = start(inst, config);
     if (rc != GCL_OK) {
         if (!inst->error[0])
@@ -318,6 +320,10 @@ gcl_status_t gcl_finalize(gcl_instance_t inst)
     if (inst->boot)
         inst->boot->failed = inst->failed;
     gcl_transports_fini(inst);
+    gcl_sim_choices_free(inst);
+    gcl_sim_outcomes_free(inst);
+    gcl_shapes_free(inst);
+    pthread_mutex_destroy(&inst->shape_lock);
     gcl_sim_fini(inst);
     hb_unlink(&inst->hb);
     hb_destroy(&inst->hb);

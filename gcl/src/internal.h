@@ -16,6 +16,7 @@
 #include "param.h"
 #include "popdist.h"
 #include "simglue.h"
+#include "simshape.h"
 
 #define GCL_ERRLEN 2048
 
@@ -45,16 +46,22 @@ struct gcl_instance {
     uint8_t nonce[8];       /* random per job, public: names the shared-memory segments */
     gcl_boot_t *boot;
     hostbox_t hb;
-    struct gcl_net *net_mpi;   /* the network backends, NULL when not in use */
+    struct gcl_net *net_mpi; /* the network backends, NULL when not in use */
     struct gcl_net *net_ofi;
-    struct gcl_ctx *ctxs;      /* [num_local_ipus] */
-    uint32_t run_gen;          /* gcl_run calls so far */
-    atomic_int abort;          /* a local IPU failed in this gcl_run */
-    atomic_int first_failure;  /* local index of the IPU that failed first, or -1 */
-    int phantom;               /* buffers carry sizes, no data (GCL_SIM_PHANTOM, offline mode) */
-    int cma;                   /* processes of a host may read and write each other's memory */
-    gcl_sim_t sim;             /* the simulated pod and this instance's simulated IPUs */
-    int failed;                /* gcl_init or a gcl_run failed: finalize must not wait */
+    struct gcl_ctx *ctxs;       /* [num_local_ipus] */
+    uint32_t run_gen;           /* gcl_run calls so far */
+    atomic_int abort;           /* a local IPU failed in this gcl_run */
+    atomic_int first_failure;   /* local index of the IPU that failed first, or -1 */
+    int phantom;                /* buffers carry sizes, no data (GCL_SIM_PHANTOM, offline mode) */
+    int cma;                    /* processes of a host may read and write each other's memory */
+    gcl_sim_t sim;              /* the simulated pod and this instance's simulated IPUs */
+    struct gcl_choice *choices; /* automatic algorithm choices made so far (simchoose.c) */
+    int nchoices;
+    pthread_mutex_t shape_lock; /* call shapes analysed for the simulator (simshape.c) */
+    gcl_shape_t *shapes;
+    uint64_t shape_tick;
+    struct gcl_outcome *outcomes; /* recent host-direct replays (simcost.c), under shape_lock */
+    int failed;                   /* gcl_init or a gcl_run failed: finalize must not wait */
     pthread_mutex_t lock;
     char error[GCL_ERRLEN];
 };

@@ -17,9 +17,9 @@ struct gcl_instance;
 
 /* What names a message: the backend folds it into its tag as exactly as it can. */
 typedef struct {
-    uint32_t comm, seq; /* the call: communicator key and sequence number */
-    uint32_t msg;       /* message index between the pair within the call */
-    uint32_t piece;     /* 0: the header; 1..: data pieces */
+    uint32_t comm, seq;       /* the call: communicator key and sequence number */
+    uint32_t msg;             /* message index between the pair within the call */
+    uint32_t piece;           /* 0: the header; 1..: data pieces */
     int src_local, dst_local; /* the IPUs' indices within their instances */
 } gcl_net_tag_t;
 
@@ -44,9 +44,7 @@ struct gcl_net {
     char error[256];
 };
 
-gcl_status_t gcl_net_mpi_create(struct gcl_instance *inst, gcl_net_t **out, char *err,
-                                size_t len);
-gcl_status_t gcl_net_ofi_create(struct gcl_instance *inst, gcl_net_t **out, char *err,
-                                size_t len);
+gcl_status_t gcl_net_mpi_create(struct gcl_instance *inst, gcl_net_t **out, char *err, size_t len);
+gcl_status_t gcl_net_ofi_create(struct gcl_instance *inst, gcl_net_t **out, char *err, size_t len);
 
 #endif /* GCL_NET_H */

@@ -65,8 +65,8 @@ static int post(gcl_net_t *n, int send, int peer, void *buf, size_t len, const g
     return 0;
 }
 
-static int mpi_isend(gcl_net_t *n, int peer, const void *buf, size_t len,
-                     const gcl_net_tag_t *tag, void **req)
+static int mpi_isend(gcl_net_t *n, int peer, const void *buf, size_t len, const gcl_net_tag_t *tag,
+                     void **req)
 {
     return post(n, 1, peer, (void *)buf, len, tag, req);
 }
@@ -114,8 +114,7 @@ static void mpi_destroy(gcl_net_t *n)
     free(m);
 }
 
-gcl_status_t gcl_net_mpi_create(struct gcl_instance *inst, gcl_net_t **out, char *err,
-                                size_t len)
+gcl_status_t gcl_net_mpi_create(struct gcl_instance *inst, gcl_net_t **out, char *err, size_t len)
 {
     int multiple = 0;
     MPI_Comm *comm = gcl_boot_mpi_comm(inst->boot, &multiple);
@@ -130,17 +129,22 @@ gcl_status_t gcl_net_mpi_create(struct gcl_instance *inst, gcl_net_t **out, char
     int *tag_ub = NULL, found = 0;
     MPI_Comm_get_attr(*comm, MPI_TAG_UB, &tag_ub, &found);
     if (max_local > MAX_LOCAL_IPUS || !found || *tag_ub < (1 << 30) - 1) {
-        snprintf(err, len, "the mpi transport needs at most %d IPUs per instance (not %d) and "
-                           "tags up to 2^30",
+        snprintf(err, len,
+                 "the mpi transport needs at most %d IPUs per instance (not %d) and "
+                 "tags up to 2^30",
                  MAX_LOCAL_IPUS, max_local);
         return GCL_ERR_NOT_SUPPORTED;
     }
     net_mpi_t *m = calloc(1, sizeof *m);
     if (!m)
         return GCL_ERR_NO_HOST_MEMORY;
-    m->base = (gcl_net_t){.name = "mpi", .chunk_bytes = (size_t)inst->params.mpi_chunk_bytes,
-                          .isend = mpi_isend, .irecv = mpi_irecv, .test = mpi_test,
-                          .cancel = mpi_cancel, .destroy = mpi_destroy};
+    m->base = (gcl_net_t){.name = "mpi",
+                          .chunk_bytes = (size_t)inst->params.mpi_chunk_bytes,
+                          .isend = mpi_isend,
+                          .irecv = mpi_irecv,
+                          .test = mpi_test,
+                          .cancel = mpi_cancel,
+                          .destroy = mpi_destroy};
     m->comm = *comm;
     m->serialize = !multiple;
     pthread_mutex_init(&m->lock, NULL);

@@ -98,8 +98,8 @@ static int post(gcl_net_t *n, int send, int peer, void *buf, size_t len, const g
     return 0;
 }
 
-static int ofi_isend(gcl_net_t *n, int peer, const void *buf, size_t len,
-                     const gcl_net_tag_t *tag, void **req)
+static int ofi_isend(gcl_net_t *n, int peer, const void *buf, size_t len, const gcl_net_tag_t *tag,
+                     void **req)
 {
     return post(n, 1, peer, (void *)buf, len, tag, req);
 }
@@ -221,8 +221,7 @@ static gcl_status_t exchange(net_ofi_t *o, struct gcl_instance *inst, char *err,
     return rc;
 }
 
-gcl_status_t gcl_net_ofi_create(struct gcl_instance *inst, gcl_net_t **out, char *err,
-                                size_t len)
+gcl_status_t gcl_net_ofi_create(struct gcl_instance *inst, gcl_net_t **out, char *err, size_t len)
 {
     struct fi_info *hints = fi_allocinfo(), *all = NULL;
     net_ofi_t *o = calloc(1, sizeof *o);
@@ -233,9 +232,14 @@ gcl_status_t gcl_net_ofi_create(struct gcl_instance *inst, gcl_net_t **out, char
         return GCL_ERR_NO_HOST_MEMORY;
     }
     pthread_mutex_init(&o->lock, NULL);
-    o->base = (gcl_net_t){.name = "ofi", .chunk_bytes = (size_t)inst->params.ofi_chunk_bytes,
-                          .exact_tags = 1, .isend = ofi_isend, .irecv = ofi_irecv,
-                          .test = ofi_test, .cancel = ofi_cancel, .destroy = ofi_destroy};
+    o->base = (gcl_net_t){.name = "ofi",
+                          .chunk_bytes = (size_t)inst->params.ofi_chunk_bytes,
+                          .exact_tags = 1,
+                          .isend = ofi_isend,
+                          .irecv = ofi_irecv,
+                          .test = ofi_test,
+                          .cancel = ofi_cancel,
+                          .destroy = ofi_destroy};
     hints->ep_attr->type = FI_EP_RDM;
     /* Directed receives: a receive matches its tag from its source only (tags name the IPUs
      * within their instances, not the instances). */
@@ -249,8 +253,9 @@ gcl_status_t gcl_net_ofi_create(struct gcl_instance *inst, gcl_net_t **out, char
                  inst->params.ofi_iface[0] ? " on " : "", inst->params.ofi_iface,
                  frc ? fi_strerror(-frc) : "no matching interface");
     else if (info->domain_attr->mr_mode & FI_MR_LOCAL)
-        snprintf(err, len, "libfabric: provider %s needs registered buffers, which gcl does not "
-                           "do",
+        snprintf(err, len,
+                 "libfabric: provider %s needs registered buffers, which gcl does not "
+                 "do",
                  info->fabric_attr->prov_name);
     else if (!(o->info = fi_dupinfo(info)))
         rc = GCL_ERR_NO_HOST_MEMORY;

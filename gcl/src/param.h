@@ -25,12 +25,12 @@ typedef struct {
     long shm_direct_bytes; /* per IPU, each of the host-direct input and result regions */
     long direct_min_bytes; /* smallest call that goes host-direct */
     long shm_cma;          /* let host-direct calls read and write peers' buffers in place */
-    char transport[16]; /* auto, shm, ofi or mpi */
+    char transport[16];    /* auto, shm, ofi or mpi */
     char ofi_provider[64];
     char ofi_iface[64];
     long ofi_chunk_bytes;
-    long sim_phantom;      /* 1: buffers carry sizes, no data */
-    char topology[256];    /* GCL_TOPOLOGY: a preset or a file, "" for the default */
+    long sim_phantom;   /* 1: buffers carry sizes, no data */
+    char topology[256]; /* GCL_TOPOLOGY: a preset or a file, "" for the default */
     char sim_report[256];
     char sim_trace[256];
     long sim_trace_events;

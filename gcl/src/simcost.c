@@ -91,7 +91,7 @@ void gcl_sim_step_done(gcl_exec_t *x)
     sim_stats_advance_to(&ipu->stats, SIM_ACT_EXCHANGE, end);
 }
 
-/* ---- link contention ---- */
+/* ---- link contention of this rank's sends (the message path) ---- */
 
 struct gcl_simcache {
     const coll_algo_t *algo;
@@ -99,13 +99,6 @@ struct gcl_simcache {
     uint32_t *mult;   /* per op of this rank's schedule */
     uint32_t nops;
 };
-
-typedef struct {
-    uint32_t step;
-    int src, dst; /* global IPUs */
-    int rank;     /* the sender's rank */
-    int32_t op;   /* the send's op index in its schedule */
-} flow_t;
 
 void gcl_simcache_free(struct gcl_simcache *c)
 {
@@ -122,102 +115,6 @@ static int same_shape(const struct gcl_simcache *c, const coll_algo_t *algo, con
            c->args.elem_size == a->elem_size && c->args.dtype == a->dtype && c->args.op == a->op;
 }
 
-/* Appends the sends of rank Q's schedule S to FLOWS (grown as needed). */
-static int add_flows(const struct gcl_comm *c, const coll_schedule_t *s, int q, flow_t **flows,
-                     size_t *n, size_t *cap)
-{
-    for (uint32_t st = 0; st < s->nsteps; st++) {
-        for (uint32_t i = s->steps[st].first; i < s->steps[st].first + s->steps[st].count; i++) {
-            if (s->ops[i].kind != COLL_OP_SEND)
-                continue;
-            if (*n == *cap) {
-                size_t ncap = *cap ? *cap * 2 : 1024;
-                flow_t *f = realloc(*flows, ncap * sizeof *f);
-                if (!f)
-                    return -1;
-                *flows = f;
-                *cap = ncap;
-            }
-            (*flows)[(*n)++] = (flow_t){st, c->ipus[q], c->ipus[s->ops[i].peer], q, (int32_t)i};
-        }
-    }
-    return 0;
-}
-
-static int by_step(const void *a, const void *b)
-{
-    const flow_t *x = a, *y = b;
-    if (x->step != y->step)
-        return x->step < y->step ? -1 : 1;
-    return x < y ? -1 : x > y; /* keeps rank order within a step: qsort is not stable */
-}
-
-/* For every flow of every step, in (rank, op) order: its place in each link's queue; a flow's
- * multiplier is its worst place. Fills MULT[rank][op] for the ranks whose MULT[rank] is set. */
-static int queue_places(const sim_topology_t *topo, flow_t *flows, size_t n, uint32_t **mult)
-{
-    int nlinks = sim_topology_num_links(topo);
-    uint32_t *load = calloc((size_t)(nlinks > 0 ? nlinks : 1), sizeof *load);
-    if (!load)
-        return -1;
-    sim_route_t route;
-    for (size_t begin = 0; begin < n;) {
-        size_t end = begin;
-        while (end < n && flows[end].step == flows[begin].step)
-            end++;
-        for (size_t f = begin; f < end; f++) {
-            uint32_t worst = 1;
-            if (sim_topology_route(topo, flows[f].src, flows[f].dst, &route) != 0)
-                continue;
-            for (int h = 0; h < route.hops; h++) {
-                uint32_t place = ++load[route.links[h]];
-                worst = place > worst ? place : worst;
-            }
-            if (mult[flows[f].rank])
-                mult[flows[f].rank][flows[f].op] = worst;
-        }
-        for (size_t f = begin; f < end; f++) /* empty the queues for the next step */
-            if (sim_topology_route(topo, flows[f].src, flows[f].dst, &route) == 0)
-                for (int h = 0; h < route.hops; h++)
-                    load[route.links[h]] = 0;
-        begin = end;
-    }
-    free(load);
-    return 0;
-}
-
-/* The multipliers of this rank's sends for a call shape, built from every rank's schedule. */
-static gcl_status_t build_cache(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
-                                const coll_schedule_t *mine, struct gcl_simcache *cache)
-{
-    flow_t *flows = NULL;
-    size_t n = 0, cap = 0;
-    coll_schedule_t tmp;
-    coll_schedule_init(&tmp);
-    int rc = 0;
-    for (int q = 0; rc == 0 && q < c->size; q++) {
-        if (q == c->rank) {
-            rc = add_flows(c, mine, q, &flows, &n, &cap);
-            continue;
-        }
-        coll_args_t other = *a;
-        other.rank = q;
-        rc = coll_build(algo, &other, &tmp, NULL) ? -1 : add_flows(c, &tmp, q, &flows, &n, &cap);
-    }
-    coll_schedule_free(&tmp);
-    cache->mult = calloc(mine->nops ? mine->nops : 1, sizeof *cache->mult);
-    uint32_t **mult = calloc((size_t)c->size, sizeof *mult);
-    if (rc == 0 && cache->mult && mult) {
-        mult[c->rank] = cache->mult;
-        if (n > 0)
-            qsort(flows, n, sizeof *flows, by_step);
-        rc = queue_places(c->ctx->inst->sim.topo, flows, n, mult);
-    }
-    free(mult);
-    free(flows);
-    return rc == 0 && cache->mult ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
-}
-
 gcl_status_t gcl_simcost_prepare(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
                                  const coll_schedule_t *mine, const uint32_t **mult)
 {
@@ -230,7 +127,15 @@ gcl_status_t gcl_simcost_prepare(struct gcl_comm *c, const coll_algo_t *algo, co
     c->simcache = calloc(1, sizeof *c->simcache);
     if (!c->simcache)
         return GCL_ERR_NO_HOST_MEMORY;
-    gcl_status_t rc = build_cache(c, algo, a, mine, c->simcache);
+    gcl_shape_t *sh = gcl_shape_acquire(c, algo, a);
+    gcl_status_t rc = GCL_ERR_NO_HOST_MEMORY;
+    if (sh && sh->s[c->rank].nops == mine->nops &&
+        (c->simcache->mult = malloc((mine->nops + 1) * sizeof(uint32_t)))) {
+        memcpy(c->simcache->mult, sh->mult[c->rank], mine->nops * sizeof(uint32_t));
+        rc = GCL_OK;
+    }
+    if (sh)
+        gcl_shape_release(c);
     if (rc != GCL_OK) {
         gcl_simcache_free(c->simcache);
         c->simcache = NULL;
@@ -243,30 +148,31 @@ gcl_status_t gcl_simcost_prepare(struct gcl_comm *c, const coll_algo_t *algo, co
     return GCL_OK;
 }
 
-/* ---- replaying a whole group's timeline (host-direct calls) ---- */
+/* ---- replaying a whole group's timeline (host-direct calls, the automatic choice) ---- */
 
 typedef struct {
     sim_time_t send, arrival;
 } sim_msg_t;
 
 typedef struct {
-    coll_schedule_t *s; /* [n]: every rank's schedule */
-    uint32_t **mult;    /* [n][ops]: queue places of the sends */
-    size_t es;
+    sim_msg_t *m;
+    uint32_t head, len, cap;
+} fifo_t;
+
+typedef struct {
+    const gcl_shape_t *sh;
     const sim_topology_t *topo;
-    const int *ipus;
-    int n, me;
-    sim_time_t *t, *busy;  /* [n]: step start, and when the step's sends free their links */
-    uint32_t *step, *need; /* [n]; need: messages a step takes from each peer */
+    size_t es;
+    int n;
+    sim_time_t *t, *busy, *idle, *exch; /* [n]: clock, link free, idle and exchange time */
+    uint32_t *step, *need;              /* [n]: current step; messages a step takes per peer */
     char *posted;
-    sim_msg_t **fifo; /* [n*n]: messages from p to q, in order */
-    uint32_t *head, *len;
-    gcl_sim_ipu_t *ipu; /* this IPU, whose steps are charged as they complete */
+    fifo_t *fifo; /* [n*n]: messages from p to q, in order */
 } replay_t;
 
 static int replay_post(replay_t *r, int q)
 {
-    const coll_schedule_t *s = &r->s[q];
+    const coll_schedule_t *s = &r->sh->s[q];
     const coll_step_t *st = &s->steps[r->step[q]];
     sim_route_t route;
     r->busy[q] = r->t[q];
@@ -275,20 +181,24 @@ static int replay_post(replay_t *r, int q)
         if (op->kind != COLL_OP_SEND)
             continue;
         sim_time_t d = 0, lat = 0;
-        if (sim_topology_route(r->topo, r->ipus[q], r->ipus[op->peer], &route) == 0 &&
+        if (sim_topology_route(r->topo, r->sh->ipus[q], r->sh->ipus[op->peer], &route) == 0 &&
             route.hops > 0) {
-            uint32_t m = r->mult[q][i] ? r->mult[q][i] : 1;
+            uint32_t m = r->sh->mult[q][i] ? r->sh->mult[q][i] : 1;
             d = sim_xfer_time(op->count * r->es, route.bandwidth) * m;
             lat = route.latency;
         }
         if (r->t[q] + d > r->busy[q])
             r->busy[q] = r->t[q] + d;
-        size_t k = (size_t)q * (size_t)r->n + (size_t)op->peer;
-        sim_msg_t *f = realloc(r->fifo[k], (r->len[k] + 1) * sizeof *f);
-        if (!f)
-            return -1;
-        r->fifo[k] = f;
-        f[r->len[k]++] = (sim_msg_t){r->t[q], r->t[q] + lat + d};
+        fifo_t *f = &r->fifo[(size_t)q * (size_t)r->n + (size_t)op->peer];
+        if (f->len == f->cap) {
+            uint32_t cap = f->cap ? 2 * f->cap : 8;
+            sim_msg_t *m = realloc(f->m, cap * sizeof *m);
+            if (!m)
+                return -1;
+            f->m = m;
+            f->cap = cap;
+        }
+        f->m[f->len++] = (sim_msg_t){r->t[q], r->t[q] + lat + d};
     }
     r->posted[q] = 1;
     return 0;
@@ -297,36 +207,36 @@ static int replay_post(replay_t *r, int q)
 /* Completes rank Q's step when all its messages are known; returns 1 if it did. */
 static int replay_finish(replay_t *r, int q)
 {
-    const coll_schedule_t *s = &r->s[q];
+    const coll_schedule_t *s = &r->sh->s[q];
     const coll_step_t *st = &s->steps[r->step[q]];
     int ready = 1;
-    for (uint32_t i = st->first; i < st->first + st->count; i++) { /* messages per peer */
+    for (uint32_t i = st->first; i < st->first + st->count; i++) {
         const coll_op_t *op = &s->ops[i];
-        if (op->kind != COLL_OP_RECV && op->kind != COLL_OP_RECV_REDUCE)
-            continue;
-        size_t k = (size_t)op->peer * (size_t)r->n + (size_t)q;
-        if (r->len[k] - r->head[k] < ++r->need[op->peer])
-            ready = 0;
+        if (op->kind == COLL_OP_RECV || op->kind == COLL_OP_RECV_REDUCE) {
+            const fifo_t *f = &r->fifo[(size_t)op->peer * (size_t)r->n + (size_t)q];
+            ready &= f->len - f->head >= ++r->need[op->peer];
+        }
     }
     for (uint32_t i = st->first; i < st->first + st->count; i++)
-        r->need[s->ops[i].peer >= 0 ? s->ops[i].peer : 0] = 0;
+        if (s->ops[i].peer >= 0)
+            r->need[s->ops[i].peer] = 0;
     if (!ready)
         return 0;
-    sim_time_t end = r->busy[q], latest = r->t[q];
+    sim_time_t start = r->t[q], end = r->busy[q], latest = start;
     for (uint32_t i = st->first; i < st->first + st->count; i++) {
         const coll_op_t *op = &s->ops[i];
         if (op->kind != COLL_OP_RECV && op->kind != COLL_OP_RECV_REDUCE)
             continue;
-        size_t k = (size_t)op->peer * (size_t)r->n + (size_t)q;
-        sim_msg_t m = r->fifo[k][r->head[k]++];
+        fifo_t *f = &r->fifo[(size_t)op->peer * (size_t)r->n + (size_t)q];
+        sim_msg_t m = f->m[f->head++];
         end = m.arrival > end ? m.arrival : end;
         latest = m.send > latest ? m.send : latest;
     }
-    if (q == r->me && end > r->ipu->stats.clock) { /* the same split as gcl_sim_step_done */
+    if (end > start) { /* the same split as gcl_sim_step_done */
         sim_time_t idle_until = latest < end ? latest : end;
-        if (idle_until > r->ipu->stats.clock)
-            sim_stats_advance_to(&r->ipu->stats, SIM_ACT_IDLE, idle_until);
-        sim_stats_advance_to(&r->ipu->stats, SIM_ACT_EXCHANGE, end);
+        if (idle_until > start)
+            r->idle[q] += idle_until - start;
+        r->exch[q] += end - (idle_until > start ? idle_until : start);
     }
     r->t[q] = end;
     r->step[q]++;
@@ -339,7 +249,7 @@ static int replay_run(replay_t *r)
     for (int progressed = 1; progressed;) {
         progressed = 0;
         for (int q = 0; q < r->n; q++) {
-            while (r->step[q] < r->s[q].nsteps) {
+            while (r->step[q] < r->sh->s[q].nsteps) {
                 if (!r->posted[q] && replay_post(r, q) != 0)
                     return -1;
                 if (!replay_finish(r, q))
@@ -348,73 +258,124 @@ static int replay_run(replay_t *r)
             }
         }
     }
+    for (int q = 0; q < r->n; q++)
+        if (r->step[q] < r->sh->s[q].nsteps)
+            return -1; /* the schedules do not complete */
     return 0;
 }
 
 static void replay_free(replay_t *r)
 {
-    for (int q = 0; r->s && q < r->n; q++) {
-        coll_schedule_free(&r->s[q]);
-        free(r->mult ? r->mult[q] : NULL);
-    }
-    for (int k = 0; r->fifo && k < r->n * r->n; k++)
-        free(r->fifo[k]);
-    free(r->s);
-    free(r->mult);
+    for (size_t k = 0; r->fifo && k < (size_t)r->n * (size_t)r->n; k++)
+        free(r->fifo[k].m);
+    free(r->fifo);
     free(r->t);
     free(r->busy);
+    free(r->idle);
+    free(r->exch);
     free(r->step);
     free(r->need);
     free(r->posted);
-    free(r->fifo);
-    free(r->head);
-    free(r->len);
+}
+
+/* Runs the timeline of shape SH from ENTRY[]; the caller holds the shape lock. */
+static int replay(replay_t *r, const gcl_shape_t *sh, const sim_topology_t *topo,
+                  const sim_time_t *entry)
+{
+    size_t n = (size_t)sh->n;
+    *r = (replay_t){.sh = sh, .topo = topo, .es = sh->a.elem_size, .n = sh->n};
+    r->t = malloc(n * sizeof *r->t);
+    r->busy = calloc(n, sizeof *r->busy);
+    r->idle = calloc(n, sizeof *r->idle);
+    r->exch = calloc(n, sizeof *r->exch);
+    r->step = calloc(n, sizeof *r->step);
+    r->need = calloc(n, sizeof *r->need);
+    r->posted = calloc(n, 1);
+    r->fifo = calloc(n * n, sizeof *r->fifo);
+    if (!r->t || !r->busy || !r->idle || !r->exch || !r->step || !r->need || !r->posted || !r->fifo)
+        return -1;
+    for (size_t q = 0; q < n; q++)
+        r->t[q] = entry ? entry[q] : 0;
+    return replay_run(r);
+}
+
+/* A host-direct call's replayed outcome for every rank, kept so that the other ranks of this
+ * instance need not replay it again. */
+enum { OUTCOMES_MAX = 8 };
+
+struct gcl_outcome {
+    uint64_t key0;
+    int ipu0, n;
+    sim_time_t *idle, *exch;
+    uint64_t used;
+};
+
+void gcl_sim_outcomes_free(struct gcl_instance *inst)
+{
+    for (int i = 0; inst->outcomes && i < OUTCOMES_MAX; i++) {
+        free(inst->outcomes[i].idle);
+        free(inst->outcomes[i].exch);
+    }
+    free(inst->outcomes);
+    inst->outcomes = NULL;
+}
+
+/* The outcome of call KEY0 over C's group, replayed if no rank of this instance did yet; the
+ * caller holds the shape lock. */
+static struct gcl_outcome *outcome(struct gcl_comm *c, const gcl_shape_t *sh, uint64_t key0,
+                                   const sim_time_t *entry)
+{
+    struct gcl_instance *inst = c->ctx->inst;
+    if (!inst->outcomes && !(inst->outcomes = calloc(OUTCOMES_MAX, sizeof *inst->outcomes)))
+        return NULL;
+    struct gcl_outcome *victim = &inst->outcomes[0];
+    for (int i = 0; i < OUTCOMES_MAX; i++) {
+        struct gcl_outcome *o = &inst->outcomes[i];
+        if (o->n == c->size && o->key0 == key0 && o->ipu0 == c->ipus[0])
+            return o;
+        if (o->used < victim->used)
+            victim = o;
+    }
+    replay_t r;
+    int rc = replay(&r, sh, inst->sim.topo, entry);
+    if (rc == 0) {
+        free(victim->idle);
+        free(victim->exch);
+        *victim =
+            (struct gcl_outcome){key0, c->ipus[0], c->size, r.idle, r.exch, ++inst->shape_tick};
+        r.idle = r.exch = NULL;
+    }
+    replay_free(&r);
+    return rc == 0 ? victim : NULL;
 }
 
 gcl_status_t gcl_sim_replay(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
-                            const sim_time_t *entry)
+                            const sim_time_t *entry, uint64_t key0)
 {
-    int n = c->size;
-    size_t nn = (size_t)n * (size_t)n;
-    replay_t r = {.es = a->elem_size,
-                  .topo = c->ctx->inst->sim.topo,
-                  .ipus = c->ipus,
-                  .n = n,
-                  .me = c->rank,
-                  .ipu = &c->ctx->inst->sim.ipus[c->ctx->local_index]};
-    r.s = calloc((size_t)n, sizeof *r.s);
-    r.mult = calloc((size_t)n, sizeof *r.mult);
-    r.t = malloc((size_t)n * sizeof *r.t);
-    r.busy = calloc((size_t)n, sizeof *r.busy);
-    r.step = calloc((size_t)n, sizeof *r.step);
-    r.need = calloc((size_t)n, sizeof *r.need);
-    r.posted = calloc((size_t)n, 1);
-    r.fifo = calloc(nn, sizeof *r.fifo);
-    r.head = calloc(nn, sizeof *r.head);
-    r.len = calloc(nn, sizeof *r.len);
-    flow_t *flows = NULL;
-    size_t nflows = 0, cap = 0;
-    int rc =
-        r.s && r.mult && r.t && r.busy && r.step && r.need && r.posted && r.fifo && r.head && r.len
-            ? 0
-            : -1;
-    for (int q = 0; rc == 0 && q < n; q++) {
-        coll_args_t aq = *a;
-        aq.rank = q;
-        r.t[q] = entry[q];
-        rc = coll_build(algo, &aq, &r.s[q], NULL) != 0 ||
-                     !(r.mult[q] = calloc(r.s[q].nops + 1, sizeof **r.mult))
-                 ? -1
-                 : add_flows(c, &r.s[q], q, &flows, &nflows, &cap);
-    }
-    if (rc == 0) {
-        if (nflows > 0)
-            qsort(flows, nflows, sizeof *flows, by_step);
-        rc = queue_places(r.topo, flows, nflows, r.mult);
-    }
-    if (rc == 0)
-        rc = replay_run(&r);
-    free(flows);
+    gcl_sim_ipu_t *ipu = &c->ctx->inst->sim.ipus[c->ctx->local_index];
+    gcl_shape_t *sh = gcl_shape_acquire(c, algo, a);
+    if (!sh)
+        return GCL_ERR_NO_HOST_MEMORY;
+    struct gcl_outcome *o = outcome(c, sh, key0, entry);
+    sim_time_t idle = o ? o->idle[c->rank] : 0, exch = o ? o->exch[c->rank] : 0;
+    gcl_shape_release(c);
+    sim_stats_advance(&ipu->stats, SIM_ACT_IDLE, idle);
+    sim_stats_advance(&ipu->stats, SIM_ACT_EXCHANGE, exch);
+    return o ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
+}
+
+gcl_status_t gcl_sim_makespan(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
+                              sim_time_t *makespan)
+{
+    gcl_shape_t *sh = gcl_shape_acquire(c, algo, a);
+    if (!sh)
+        return GCL_ERR_NO_HOST_MEMORY;
+    replay_t r;
+    int rc = replay(&r, sh, c->ctx->inst->sim.topo, NULL);
+    *makespan = 0;
+    for (int q = 0; rc == 0 && q < r.n; q++)
+        *makespan = r.t[q] > *makespan ? r.t[q] : *makespan;
     replay_free(&r);
+    gcl_shape_release(c);
     return rc == 0 ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
 }

@@ -32,8 +32,8 @@ gcl_status_t gcl_transports_init(struct gcl_instance *inst)
     const char *forced = inst->params.transport;
     int remote = inst->num_hosts > 1, several = inst->num_instances > 1;
     if (remote && !strcmp(forced, "shm")) {
-        snprintf(inst->error, sizeof inst->error,
-                 "GCL_TRANSPORT=shm, but the job spans %d hosts", inst->num_hosts);
+        snprintf(inst->error, sizeof inst->error, "GCL_TRANSPORT=shm, but the job spans %d hosts",
+                 inst->num_hosts);
         return GCL_ERR_INVALID_ARGUMENT;
     }
     int want_ofi = several && (!strcmp(forced, "ofi") || (remote && !strcmp(forced, "auto")));
