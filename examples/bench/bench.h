@@ -24,6 +24,7 @@ typedef struct {
     int root;
     int check;
     int compare_mpi;
+    int memcpy_ref; /* --memcpy: measure one thread's memcpy bandwidth in the same run */
     int phantom;
     const char *json;
     const char *topology;
@@ -47,6 +48,7 @@ typedef struct {
     int failed;
     char error[512];
     char topology[64];
+    double memcpy_gbs; /* < 0 when not measured */
 } bench_t;
 
 /* Parses ARGV: 0, 1 after printing help, or 2 after printing a one-line error. */
@@ -60,6 +62,8 @@ size_t bench_count(const char *collective, size_t bytes, size_t elem, int n);
 /* Times ITERS runs of the MPI collective matching O on SEND/RECV; the slowest rank's mean time
  * per iteration in microseconds, or a negative value when there is no MPI equivalent. */
 double bench_mpi_time(const bench_opts_t *o, const void *send, void *recv, size_t count);
+/* One thread's memcpy bandwidth (GB/s of bytes copied) over buffers of BYTES, best of a few. */
+double bench_memcpy_gbs(size_t bytes);
 /* Prints the table (and writes the JSON file). Returns 0, or -1 if the JSON file failed. */
 int bench_report(const bench_t *b, int nreplicas);
 

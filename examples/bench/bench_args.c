@@ -24,6 +24,8 @@ static const char *const usage =
     "  -c, --check           check every result against its exact value (#wrong column)\n"
     "      --compare mpi     also time the matching MPI collective (one replica per instance)\n"
     "      --json FILE       write the rows as a JSON list\n"
+    "      --memcpy          also measure one thread's memcpy bandwidth (largest size), for\n"
+    "                        reference\n"
     "      --phantom         buffers carry sizes but no data (simulated time only)\n"
     "      --topology T      simulated pod: M2000, POD16, POD64, POD128, POD256 or a file\n"
     "      --replicas N      replicas when run without poprun (default 4)\n"
@@ -132,6 +134,10 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
         }
         if (!strcmp(opt, "--phantom")) {
             o->phantom = 1;
+            continue;
+        }
+        if (!strcmp(opt, "--memcpy")) {
+            o->memcpy_ref = 1;
             continue;
         }
         if (i + 1 >= argc)

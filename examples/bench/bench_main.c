@@ -38,6 +38,9 @@ int main(int argc, char **argv)
         free(b);
         return 2;
     }
+    b->memcpy_gbs = -1;
+    if (o.memcpy_ref && b->info.instance_index == 0)
+        b->memcpy_gbs = bench_memcpy_gbs(o.max_bytes);
     rc = gcl_run(inst, bench_program, b);
     int status = 0;
     if (b->info.instance_index == 0) {

@@ -13,6 +13,8 @@ static void header(const bench_t *b, int nreplicas)
            o->collective, nreplicas, b->info.num_instances, b->info.num_hosts,
            gcl_dtype_name(o->type), gcl_redop_name(o->op), g, o->algo ? o->algo : "auto", o->iters,
            o->warmup, o->phantom ? ", phantom buffers" : "", b->topology);
+    if (b->memcpy_gbs >= 0)
+        printf("# memcpy: %.3f GB/s (one thread, %zu bytes)\n", b->memcpy_gbs, o->max_bytes);
     printf("# %12s %12s %5s %11s %22s %11s %11s %11s %7s", "size(B)", "count", "type", "redop",
            "algorithm", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
     if (o->compare_mpi)
@@ -63,6 +65,8 @@ static int write_json(const bench_t *b, int nreplicas)
         if (r->sim_time_us >= 0)
             fprintf(f, ", \"sim_time_us\": %.6f, \"sim_busbw_gbs\": %.6f", r->sim_time_us,
                     r->sim_busbw);
+        if (b->memcpy_gbs >= 0)
+            fprintf(f, ", \"memcpy_gbs\": %.6f", b->memcpy_gbs);
         fprintf(f, "}%s\n", i + 1 < b->nrows ? "," : "");
     }
     fprintf(f, "]\n");
