@@ -14,7 +14,7 @@
 
 typedef gcl_wire_header_t net_header_t;
 
-enum { RECV_DEPTH = 2 };
+enum { RECV_DEPTH = 8 };
 
 typedef struct {
     gcl_net_t *net;
