@@ -60,6 +60,7 @@ typedef struct {
     char *send, *recv;
     int members[4096];
     int n, reporter;
+    int ipu_memory; /* send and recv came from gcl_ipu_malloc */
 } bench_ipu_t;
 
 /* Wrong elements of this rank's output after one checked run. */
@@ -143,9 +144,19 @@ static gcl_status_t setup(bench_t *b, bench_ipu_t *p)
     if (o->phantom)
         return GCL_OK;
     /* Room for the largest row's input and output, whatever the collective's layout. */
-    size_t es = gcl_dtype_size(o->type), most = o->max_bytes / es * (size_t)p->n + 8;
-    p->send = malloc(most * es);
-    p->recv = malloc(most * es);
+    size_t es = gcl_dtype_size(o->type), in, out;
+    ref_sizes(ref_collective(o->collective), bench_count(o->collective, o->max_bytes, es, p->n),
+              p->n, &in, &out);
+    /* IPU memory (shareable: host-direct calls between processes map it); the host heap when
+     * the buffers are larger than an IPU's SRAM. */
+    p->ipu_memory =
+        gcl_ipu_malloc(p->ctx, (in + 8) * es, "gcl-bench input", (void **)&p->send) == GCL_OK &&
+        gcl_ipu_malloc(p->ctx, (out + 8) * es, "gcl-bench output", (void **)&p->recv) == GCL_OK;
+    if (!p->ipu_memory) {
+        gcl_ipu_free(p->ctx, p->send);
+        p->send = malloc((in + 8) * es);
+        p->recv = malloc((out + 8) * es);
+    }
     return p->send && p->recv ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
 }
 
@@ -178,8 +189,13 @@ gcl_status_t bench_program(gcl_ctx_t ctx, void *arg)
                  gcl_last_error(p->comm)[0] ? gcl_last_error(p->comm) : gcl_last_error(p->stats));
     gcl_comm_destroy(p->comm);
     gcl_comm_destroy(p->stats);
-    free(p->send);
-    free(p->recv);
+    if (p->ipu_memory) {
+        gcl_ipu_free(ctx, p->send);
+        gcl_ipu_free(ctx, p->recv);
+    } else {
+        free(p->send);
+        free(p->recv);
+    }
     free(p);
     return rc;
 }

@@ -89,21 +89,13 @@ void gcl_direct_setup(gcl_exec_t *x, const coll_algo_t *sim_algo, const coll_arg
     if (d->nrounds == 0)
         d->nrounds = 1;
     d->entry = calloc((size_t)c->size, sizeof *d->entry);
+    d->in_at = calloc(2 * (size_t)c->size, sizeof *d->in_at);
+    d->out_at = d->in_at ? d->in_at + c->size : NULL;
     d->acc = malloc(2 * GCL_DIRECT_ACC_BYTES);
     d->tmp = d->acc ? d->acc + GCL_DIRECT_ACC_BYTES : NULL;
 }
 
 /* ---- barrier ---- */
-
-static void arrive(gcl_exec_t *x)
-{
-    struct gcl_comm *c = x->comm;
-    hostbox_t *hb = &c->ctx->inst->hb;
-    x->direct.target = atomic_fetch_add(&box(x, c->rank)->epoch, 1) + 1;
-    for (int r = 0; r < c->size; r++)
-        if (r != c->rank)
-            hb_ring(hb, c->ctx->inst->ipu_hostlocal[c->ipus[r]]);
-}
 
 static int passed(gcl_exec_t *x)
 {
@@ -111,6 +103,21 @@ static int passed(gcl_exec_t *x)
         if (atomic_load_explicit(&box(x, r)->epoch, memory_order_acquire) < x->direct.target)
             return 0;
     return 1;
+}
+
+/* Arrives at the next barrier. Only the rank whose arrival completes it wakes the others: waking
+ * every sleeper at every arrival would cost n^2 context switches on an oversubscribed host. The
+ * arrivals are sequentially consistent, so the last of them sees every other one. */
+static void arrive(gcl_exec_t *x)
+{
+    struct gcl_comm *c = x->comm;
+    hostbox_t *hb = &c->ctx->inst->hb;
+    x->direct.target = atomic_fetch_add(&box(x, c->rank)->epoch, 1) + 1;
+    if (!passed(x))
+        return;
+    for (int r = 0; r < c->size; r++)
+        if (r != c->rank)
+            hb_ring(hb, c->ctx->inst->ipu_hostlocal[c->ipus[r]]);
 }
 
 void gcl_direct_describe_pending(gcl_exec_t *x, char *buf, size_t len)
@@ -141,6 +148,10 @@ static void publish(gcl_exec_t *x)
         me->d_clock = x->comm->ctx->inst->sim.ipus[x->comm->ctx->local_index].stats.clock;
         atomic_store(&me->d_in, (uint64_t)(uintptr_t)in);
         atomic_store(&me->d_out, (uint64_t)(uintptr_t)x->bufs[COLL_BUF_OUT]);
+        if (x->direct.mode == GCL_DIRECT_CMA) { /* peers may map these instead */
+            gcl_shmem_find(in, &me->d_in_ref);
+            gcl_shmem_find(x->bufs[COLL_BUF_OUT], &me->d_out_ref);
+        }
         atomic_store_explicit(&me->d_key, x->key0, memory_order_release);
     }
     if (x->direct.mode == GCL_DIRECT_STAGED) {
@@ -171,6 +182,7 @@ static gcl_status_t check_peers(gcl_exec_t *x)
         }
         x->direct.entry[r] = p->d_clock;
     }
+    gcl_direct_map_peers(x);
     return GCL_OK;
 }
 
@@ -230,7 +242,7 @@ static int step(gcl_exec_t *x)
 
 int gcl_direct_progress(gcl_exec_t *x)
 {
-    if (!x->direct.entry || !x->direct.acc)
+    if (!x->direct.entry || !x->direct.acc || !x->direct.in_at)
         return gcl_ctx_fail(x->comm->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory",
                             x->what);
     int did = 0;

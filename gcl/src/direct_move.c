@@ -105,6 +105,40 @@ static gcl_status_t peer_write(gcl_exec_t *x, int q, uint64_t dst, const void *s
     return GCL_OK;
 }
 
+/* Elements of rank Q's input and output buffers, as the collective lays them out. */
+static void extents(const gcl_exec_t *x, uint64_t *in, uint64_t *out)
+{
+    uint64_t n = (uint64_t)x->comm->size, c = x->direct.count;
+    *in = x->direct.coll == COLL_REDUCE_SCATTER ? n * c : c;
+    *out = x->direct.coll == COLL_ALLGATHER ? n * c : c;
+}
+
+/* REF's buffer of BYTES mapped into this process, or NULL. */
+static char *map_ref(const gcl_exec_t *x, const gcl_shmem_ref_t *ref, uint64_t bytes)
+{
+    if (ref->fd < 0 || ref->off + bytes > ref->size)
+        return NULL;
+    return gcl_shmem_peer(x->comm->ctx->inst, ref);
+}
+
+void gcl_direct_map_peers(gcl_exec_t *x)
+{
+    uint64_t in, out;
+    size_t es = x->info.elem_size;
+    extents(x, &in, &out);
+    for (int q = 0; q < x->comm->size; q++) {
+        hb_ipu_t *b = gcl_direct_box(x, q);
+        if (dir(x)->mode == GCL_DIRECT_POINTER || is_me(x, q)) {
+            x->direct.in_at[q] = (char *)(uintptr_t)atomic_load(&b->d_in);
+            x->direct.out_at[q] = (char *)(uintptr_t)atomic_load(&b->d_out);
+        } else if (dir(x)->mode == GCL_DIRECT_CMA) {
+            gcl_shmem_ref_t ri = b->d_in_ref, ro = b->d_out_ref;
+            x->direct.in_at[q] = map_ref(x, &ri, in * es);
+            x->direct.out_at[q] = map_ref(x, &ro, out * es);
+        }
+    }
+}
+
 static uint64_t addr_in(const gcl_exec_t *x, int q, uint64_t elem)
 {
     return atomic_load(&gcl_direct_box(x, q)->d_in) + elem * x->info.elem_size;
@@ -124,11 +158,14 @@ static gcl_status_t fold_inputs(gcl_exec_t *x, uint64_t first, uint64_t n)
 {
     size_t es = x->info.elem_size, bytes = n * es;
     char *acc = dir(x)->acc, *tmp = dir(x)->tmp;
-    GCL_CHECK(peer_read(x, 0, acc, addr_in(x, 0, first), bytes));
+    if (dir(x)->in_at[0])
+        memcpy(acc, dir(x)->in_at[0] + first * es, bytes);
+    else
+        GCL_CHECK(peer_read(x, 0, acc, addr_in(x, 0, first), bytes));
     for (int q = 1; q < x->comm->size; q++) {
         const void *src = tmp;
-        if (dir(x)->mode == GCL_DIRECT_POINTER || is_me(x, q))
-            src = (const void *)(uintptr_t)addr_in(x, q, first);
+        if (dir(x)->in_at[q]) /* mapped: fold straight out of it */
+            src = dir(x)->in_at[q] + first * es;
         else
             GCL_CHECK(peer_read(x, q, tmp, addr_in(x, q, first), bytes));
         coll_reduce(x->info.dtype, x->info.op, acc, acc, src, n);
@@ -153,7 +190,10 @@ static gcl_status_t work_allreduce(gcl_exec_t *x)
          * do not all write to the same one at once. */
         for (int k = 1; k <= c->size; k++) {
             int q = (c->rank + k) % c->size;
-            GCL_CHECK(peer_write(x, q, addr_out(x, q, off + i), dir(x)->acc, n * es));
+            if (dir(x)->out_at[q])
+                stream_copy(dir(x)->out_at[q] + (off + i) * es, dir(x)->acc, n * es);
+            else
+                GCL_CHECK(peer_write(x, q, addr_out(x, q, off + i), dir(x)->acc, n * es));
         }
     }
     return GCL_OK;
@@ -180,7 +220,11 @@ static gcl_status_t work_all_gather(gcl_exec_t *x)
     for (int k = 0; k < x->comm->size; k++) {
         int q = (x->comm->rank + k) % x->comm->size;
         char *dst = out + (uint64_t)q * count * es;
-        if (!(is_me(x, q) && (const void *)(uintptr_t)addr_in(x, q, 0) == dst)) /* in place */
+        if (is_me(x, q) && (const void *)(uintptr_t)addr_in(x, q, 0) == dst)
+            continue; /* in place */
+        if (dir(x)->in_at[q])
+            memcpy(dst, dir(x)->in_at[q], count * es);
+        else
             GCL_CHECK(peer_read(x, q, dst, addr_in(x, q, 0), count * es));
     }
     return GCL_OK;

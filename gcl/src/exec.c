@@ -331,6 +331,8 @@ void gcl_exec_finish(gcl_exec_t *x)
     x->sim_mult_own = NULL;
     free(x->direct.entry);
     free(x->direct.acc);
+    free(x->direct.in_at);
+    x->direct.in_at = x->direct.out_at = NULL;
     x->direct.entry = NULL;
     x->direct.acc = x->direct.tmp = NULL;
     x->xfers = NULL;

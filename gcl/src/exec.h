@@ -26,12 +26,14 @@ typedef struct {
     uint64_t target;             /* the barrier epoch waited for */
     const coll_algo_t *sim_algo; /* the pod algorithm whose schedule the simulated time follows */
     coll_args_t sim_args;
-    sim_time_t *entry; /* [group size]: every rank's simulated clock when it entered */
-    char *acc, *tmp;   /* folding space: DIRECT_ACC_BYTES each */
+    sim_time_t *entry;      /* [group size]: every rank's simulated clock when it entered */
+    char *acc, *tmp;        /* folding space: DIRECT_ACC_BYTES each */
+    char **in_at, **out_at; /* [group size]: each rank's input and output mapped here, or NULL
+                             * (then reached with process_vm_readv/writev) */
 } gcl_direct_t;
 
 /* Bytes folded at a time in a host-direct call's accumulator. */
-#define GCL_DIRECT_ACC_BYTES ((size_t)64 << 10)
+#define GCL_DIRECT_ACC_BYTES ((size_t)256 << 10)
 
 typedef struct {
     struct gcl_comm *comm;
@@ -70,6 +72,8 @@ int gcl_direct_progress(gcl_exec_t *x);
  * gather of a staged all_reduce. */
 gcl_status_t gcl_direct_work(gcl_exec_t *x);
 void gcl_direct_gather(gcl_exec_t *x);
+/* After the first barrier: where each rank's buffers can be reached by plain loads and stores. */
+void gcl_direct_map_peers(gcl_exec_t *x);
 /* Staged mode: elements of the current round, and rank Q's region WHICH (0: inputs, 1: results). */
 uint64_t gcl_direct_round_len(const gcl_exec_t *x);
 char *gcl_direct_region(const gcl_exec_t *x, int q, int which);

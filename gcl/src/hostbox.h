@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "gcl/status.h"
+#include "shmem.h"
 
 /* A slot is FREE, FULL (posted by the sender), or BUSY (claimed by the receiver, which is
  * reading it; the sender may retract a FULL slot, never a BUSY one). */
@@ -79,8 +80,9 @@ typedef struct {
     /* Host-direct collectives (direct.c): a barrier epoch, and what the IPU publishes for its
      * peers each round: its buffers (when they share its process), its call and clock. */
     alignas(64) _Atomic uint64_t epoch;
-    _Atomic uint64_t d_in, d_out; /* addresses in the owner's process */
-    _Atomic uint64_t d_key;       /* key0 of the call that d_sig and d_clock describe */
+    _Atomic uint64_t d_in, d_out;        /* addresses in the owner's process */
+    _Atomic uint64_t d_key;              /* key0 of the call that d_sig and d_clock describe */
+    gcl_shmem_ref_t d_in_ref, d_out_ref; /* the buffers as another process can map them */
     uint64_t cma_addr, cma_value; /* start-up: a word peers try to read with process_vm_readv */
     gcl_sig_t d_sig;
     uint64_t d_clock;

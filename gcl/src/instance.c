@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "log.h"
 #include "exec.h"
+#include "shmem.h"
 #include "transport.h"
 
 static gcl_status_t fail(struct gcl_instance *inst, gcl_status_t rc, const char *fmt, ...)
@@ -320,6 +321,7 @@ gcl_status_t gcl_finalize(gcl_instance_t inst)
     if (inst->boot)
         inst->boot->failed = inst->failed;
     gcl_transports_fini(inst);
+    gcl_shmem_unmap_peers(inst);
     gcl_sim_choices_free(inst);
     gcl_sim_outcomes_free(inst);
     gcl_shapes_free(inst);

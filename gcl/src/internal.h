@@ -60,8 +60,10 @@ struct gcl_instance {
     pthread_mutex_t shape_lock; /* call shapes analysed for the simulator (simshape.c) */
     gcl_shape_t *shapes;
     uint64_t shape_tick;
-    struct gcl_outcome *outcomes; /* recent host-direct replays (simcost.c), under shape_lock */
-    int failed;                   /* gcl_init or a gcl_run failed: finalize must not wait */
+    struct gcl_outcome *outcomes;   /* recent host-direct replays (simcost.c), under shape_lock */
+    struct gcl_peer_map *peer_maps; /* other processes' IPU memory mapped here (shmem.c), lock */
+    int npeer_maps, peer_maps_cap;
+    int failed; /* gcl_init or a gcl_run failed: finalize must not wait */
     pthread_mutex_t lock;
     char error[GCL_ERRLEN];
 };

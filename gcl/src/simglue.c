@@ -13,6 +13,7 @@
 #include "gcl/sim.h"
 #include "internal.h"
 #include "log.h"
+#include "shmem.h"
 
 static gcl_status_t open_topology(struct gcl_instance *inst)
 {
@@ -119,7 +120,7 @@ void gcl_sim_fini(struct gcl_instance *inst)
     for (int k = 0; s->ipus && k < inst->num_local_ipus; k++) {
         gcl_sim_ipu_t *ipu = &s->ipus[k];
         for (int i = 0; i < ipu->nallocs; i++)
-            if (!gcl_sim_is_phantom(s, ipu->allocs[i].ptr))
+            if (!gcl_sim_is_phantom(s, ipu->allocs[i].ptr) && !gcl_shmem_free(ipu->allocs[i].ptr))
                 free(ipu->allocs[i].ptr);
         free(ipu->allocs);
         sim_mem_destroy(ipu->mem);
@@ -172,8 +173,8 @@ gcl_status_t gcl_ipu_malloc(gcl_ctx_t ctx, size_t bytes, const char *label, void
     if (s->phantom_base) {
         size_t at = atomic_fetch_add(&s->phantom_next, rounded ? rounded : 64);
         p = at + rounded <= s->phantom_size ? s->phantom_base + at : NULL;
-    } else if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0) {
-        p = NULL;
+    } else if (!(p = gcl_shmem_alloc(rounded)) && posix_memalign(&p, 64, rounded ? rounded : 64)) {
+        p = NULL; /* shareable memory first (host-direct calls map it), the heap otherwise */
     }
     if (!p) {
         sim_mem_free(ipu->mem, id);
@@ -192,7 +193,7 @@ void gcl_ipu_free(gcl_ctx_t ctx, void *ptr)
     for (int i = 0; i < ipu->nallocs; i++) {
         if (ipu->allocs[i].ptr == ptr) {
             sim_mem_free(ipu->mem, ipu->allocs[i].id);
-            if (!gcl_sim_is_phantom(&ctx->inst->sim, ptr))
+            if (!gcl_sim_is_phantom(&ctx->inst->sim, ptr) && !gcl_shmem_free(ptr))
                 free(ptr);
             ipu->allocs[i] = ipu->allocs[--ipu->nallocs];
             return;

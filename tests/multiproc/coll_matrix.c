@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/ref.h"
+#include "gcl/sim.h"
 
 #define MAX_ALGOS  16
 #define MAX_GROUPS 4
@@ -21,6 +22,7 @@ enum { ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER, BROADCAST, ALL_TO_ALL, BARRIER, N
 
 typedef struct {
     int quick;
+    int ipu_memory; /* buffers from gcl_ipu_malloc instead of malloc */
     atomic_long checks, failures;
     char first[600];
     atomic_int have_first;
@@ -115,7 +117,17 @@ static int run_case(job_t *j, gcl_ctx_t ctx, const group_t *g, const char *algo,
     size_t es = gcl_dtype_size(c->t), in, out;
     sizes(c, n, &in, &out);
     size_t span = in > out ? in : out;
-    char *a = malloc((span + 1) * es), *b = malloc((out + 1) * es), *send, *recv;
+    char *a, *b, *send, *recv;
+    if (j->ipu_memory) { /* shareable IPU memory: host-direct calls map it across processes */
+        if (gcl_ipu_malloc(ctx, (span + 1) * es, "matrix a", (void **)&a) != GCL_OK ||
+            gcl_ipu_malloc(ctx, (out + 1) * es, "matrix b", (void **)&b) != GCL_OK) {
+            failure(j, "replica %d: gcl_ipu_malloc failed", me);
+            return 0;
+        }
+    } else {
+        a = malloc((span + 1) * es);
+        b = malloc((out + 1) * es);
+    }
     memset(a, 0xab, (span + 1) * es);
     memset(b, 0xab, (out + 1) * es);
     if (!c->in_place) {
@@ -151,8 +163,13 @@ static int run_case(job_t *j, gcl_ctx_t ctx, const group_t *g, const char *algo,
         }
     }
     atomic_fetch_add(&j->checks, 1);
-    free(a);
-    free(b);
+    if (j->ipu_memory) {
+        gcl_ipu_free(ctx, a);
+        gcl_ipu_free(ctx, b);
+    } else {
+        free(a);
+        free(b);
+    }
     return skipped;
 }
 
@@ -240,10 +257,12 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             j.quick = 1;
+        else if (!strcmp(argv[i], "--ipu-memory"))
+            j.ipu_memory = 1;
         else if (!strcmp(argv[i], "--replicas") && i + 1 < argc)
             cfg.num_replicas = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: coll-matrix [--quick] [--replicas N]\n");
+            fprintf(stderr, "usage: coll-matrix [--quick] [--ipu-memory] [--replicas N]\n");
             return 2;
         }
     }
