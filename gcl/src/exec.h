@@ -33,7 +33,7 @@ typedef struct {
 } gcl_direct_t;
 
 /* Bytes folded at a time in a host-direct call's accumulator. */
-#define GCL_DIRECT_ACC_BYTES ((size_t)256 << 10)
+#define GCL_DIRECT_ACC_BYTES ((size_t)64 << 10)
 
 typedef struct {
     struct gcl_comm *comm;
