@@ -30,7 +30,8 @@ struct gcl_net {
     size_t chunk_bytes; /* data piece size */
     int exact_tags;     /* tags carry msg and piece too (otherwise order keeps them apart) */
     /* Post a send or a receive to or from instance PEER; *REQ is a handle until test says done.
-     * Return 0, or -1 with a sentence in the backend's error. */
+     * Return 0, 1 when the network cannot take it now (the caller tries again later, without
+     * holding anything), or -1 with a sentence in the backend's error. */
     int (*isend)(gcl_net_t *n, int peer, const void *buf, size_t len, const gcl_net_tag_t *tag,
                  void **req);
     int (*irecv)(gcl_net_t *n, int peer, void *buf, size_t len, const gcl_net_tag_t *tag,

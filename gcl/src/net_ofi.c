@@ -79,15 +79,21 @@ static int post(gcl_net_t *n, int send, int peer, void *buf, size_t len, const g
         snprintf(n->error, sizeof n->error, "ofi: out of host memory");
         return -1;
     }
-    ssize_t rc;
+    ssize_t rc = -FI_EAGAIN;
     pthread_mutex_lock(&o->lock);
-    do { /* a full queue empties as completions are read */
+    /* A full queue empties as completions are read: read them once and try again; still full,
+     * the caller comes back later (a peer that stopped progressing must not hold us here). */
+    for (int tries = 0; rc == -FI_EAGAIN && tries < 2; tries++) {
         rc = send ? fi_tsend(o->ep, buf, len, NULL, o->addrs[peer], tag_of(t), &r->ctx)
                   : fi_trecv(o->ep, buf, len, NULL, o->addrs[peer], tag_of(t), 0, &r->ctx);
         if (rc == -FI_EAGAIN)
             drain(o);
-    } while (rc == -FI_EAGAIN);
+    }
     pthread_mutex_unlock(&o->lock);
+    if (rc == -FI_EAGAIN) {
+        free(r);
+        return 1;
+    }
     if (rc != 0) {
         snprintf(n->error, sizeof n->error, "ofi: posting a %s with instance %d failed: %s",
                  send ? "send" : "receive", peer, fi_strerror((int)-rc));
@@ -135,8 +141,9 @@ static void ofi_cancel(gcl_net_t *n, void *req)
     pthread_mutex_lock(&o->lock);
     if (r->state == 0)
         fi_cancel(&o->ep->fid, &r->ctx);
-    /* A cancelled request completes with an error; one already moving completes normally. */
-    for (int spins = 0; r->state == 0 && spins < 1000000; spins++)
+    /* A cancelled request completes with an error; one already moving completes normally. A
+     * peer that is gone may never let it: give up after a moment rather than hang. */
+    for (int spins = 0; r->state == 0 && spins < 100000; spins++)
         drain(o);
     pthread_mutex_unlock(&o->lock);
     if (r->state != 0)

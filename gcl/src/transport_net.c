@@ -92,28 +92,45 @@ static gcl_status_t net_start(gcl_xfer_t *x)
     t->nreqs = x->is_send ? t->npieces : RECV_DEPTH;
     if (!(t->reqs = calloc(t->nreqs ? t->nreqs : 1, sizeof *t->reqs)))
         return gcl_ctx_fail(x->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", net->name);
-    gcl_net_tag_t tag = tag_of(x, 0);
     if (!x->is_send)
         return GCL_OK; /* the header's receive is posted by progress, in order */
-    t->header_posted = 1;
     t->hdr = (net_header_t){x->key0, x->key1, x->bytes, x->sim_send, x->sim_arrival, {0}, *x->sig};
     memcpy(t->hdr.token, x->ctx->inst->token, sizeof t->hdr.token);
-    if (net->isend(net, peer_instance(x), &t->hdr, sizeof t->hdr, &tag, &t->hreq))
-        return fail(x, GCL_ERR_TRANSPORT);
-    const char *src = coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size);
-    for (uint32_t p = 0; p < t->npieces; p++) {
-        tag = tag_of(x, p + 1);
-        if (net->isend(net, peer_instance(x), src + (uint64_t)p * chunk(x), piece_len(x, p), &tag,
-                       &t->reqs[p]))
-            return fail(x, GCL_ERR_TRANSPORT);
-        t->posted++;
+    return GCL_OK; /* the header and pieces are posted by progress, as the network takes them */
+}
+
+/* Posts what the network will take now: the header, then pieces in order. Returns 1 if it
+ * posted anything, 0 if the network is busy, or a status. */
+static int post_sends(gcl_xfer_t *x, net_xfer_t *t)
+{
+    int did = 0, rc;
+    gcl_net_tag_t tag = tag_of(x, 0);
+    if (!t->header_posted) {
+        if ((rc = t->net->isend(t->net, peer_instance(x), &t->hdr, sizeof t->hdr, &tag, &t->hreq)))
+            return rc < 0 ? fail(x, GCL_ERR_TRANSPORT) : 0;
+        t->header_posted = did = 1;
     }
-    return GCL_OK;
+    const char *src = coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size);
+    while (t->posted < t->npieces) {
+        uint32_t p = t->posted;
+        tag = tag_of(x, p + 1);
+        rc = t->net->isend(t->net, peer_instance(x), src + (uint64_t)p * chunk(x), piece_len(x, p),
+                           &tag, &t->reqs[p]);
+        if (rc)
+            return rc < 0 ? fail(x, GCL_ERR_TRANSPORT) : did;
+        t->posted++;
+        did = 1;
+    }
+    return did;
 }
 
 static int net_send_progress(gcl_xfer_t *x, net_xfer_t *t)
 {
-    int did = 0, f;
+    int did = post_sends(x, t), f;
+    if (did < 0)
+        return did;
+    if (!t->header_posted)
+        return 0;
     if (!t->header_done) {
         if ((f = t->net->test(t->net, t->hreq)) != 0)
             t->hreq = NULL; /* completed or failed: the handle is gone either way */
@@ -122,7 +139,7 @@ static int net_send_progress(gcl_xfer_t *x, net_xfer_t *t)
         t->header_done = f;
         did |= f;
     }
-    while (t->completed < t->npieces) {
+    while (t->completed < t->posted) {
         if ((f = t->net->test(t->net, t->reqs[t->completed])) != 0)
             t->reqs[t->completed] = NULL;
         if (f < 0)
@@ -154,9 +171,25 @@ static int post_piece(gcl_xfer_t *x, net_xfer_t *t, uint32_t p)
     t->scratch_off[slot] = off;
     t->scratch_len[slot] = len;
     gcl_net_tag_t tag = tag_of(x, p + 1);
-    if (t->net->irecv(t->net, peer_instance(x), dst, len, &tag, &t->reqs[slot]))
+    int rc = t->net->irecv(t->net, peer_instance(x), dst, len, &tag, &t->reqs[slot]);
+    if (rc < 0)
         return fail(x, GCL_ERR_TRANSPORT);
-    t->posted++;
+    if (rc == 0)
+        t->posted++;
+    return 0; /* posted, or the network is busy: tried again on the next progress */
+}
+
+/* Keeps up to RECV_DEPTH pieces posted ahead of the ones completed. */
+static int post_receives(gcl_xfer_t *x, net_xfer_t *t)
+{
+    while (t->posted < t->npieces && t->posted < t->completed + RECV_DEPTH) {
+        uint32_t before = t->posted;
+        int rc = post_piece(x, t, t->posted);
+        if (rc)
+            return rc;
+        if (t->posted == before)
+            break; /* busy */
+    }
     return 0;
 }
 
@@ -174,8 +207,9 @@ static int recv_header(gcl_xfer_t *x, net_xfer_t *t)
         if (!t->net->exact_tags && x->after && !all_posted(x->after))
             return 0;
         gcl_net_tag_t tag = tag_of(x, 0);
-        if (t->net->irecv(t->net, peer_instance(x), &t->hdr, sizeof t->hdr, &tag, &t->hreq))
-            return fail(x, GCL_ERR_TRANSPORT);
+        int rc = t->net->irecv(t->net, peer_instance(x), &t->hdr, sizeof t->hdr, &tag, &t->hreq);
+        if (rc)
+            return rc < 0 ? fail(x, GCL_ERR_TRANSPORT) : 0;
         t->header_posted = 1;
     }
     int f = t->net->test(t->net, t->hreq);
@@ -197,8 +231,8 @@ static int recv_header(gcl_xfer_t *x, net_xfer_t *t)
                           peer_instance(x));
     x->sim_send = t->hdr.sim_send;
     x->sim_arrival = t->hdr.sim_time;
-    for (uint32_t p = 0; rc == 0 && p < RECV_DEPTH && p < t->npieces; p++)
-        rc = post_piece(x, t, p);
+    if (rc == 0)
+        rc = post_receives(x, t);
     return rc ? rc : 1;
 }
 
@@ -211,7 +245,7 @@ static int net_recv_progress(gcl_xfer_t *x, net_xfer_t *t)
             return rc;
         did = 1;
     }
-    while (t->completed < t->npieces) {
+    while (t->completed < t->posted) {
         uint32_t slot = t->completed % RECV_DEPTH;
         int f = t->net->test(t->net, t->reqs[slot]);
         if (f != 0)
@@ -226,12 +260,10 @@ static int net_recv_progress(gcl_xfer_t *x, net_xfer_t *t)
                                t->scratch_len[slot] / es, x->info);
         t->completed++;
         did = 1;
-        if (t->posted < t->npieces) {
-            int rc = post_piece(x, t, t->posted);
-            if (rc)
-                return rc;
-        }
     }
+    int rc = post_receives(x, t);
+    if (rc)
+        return rc;
     if (t->completed == t->npieces) {
         x->pos = x->bytes;
         x->done = 1;
