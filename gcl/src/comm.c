@@ -71,8 +71,11 @@ gcl_status_t gcl_comm_create(gcl_ctx_t ctx, gcl_group_t group, gcl_comm_t *out)
         c->ipus[r] = c->members[r] * inst->ipr + ctx->ipu_pos;
         c->node_of[r] = inst->ipu_instance[c->ipus[r]];
     }
-    int parts[3] = {0x636f6d6d /* "comm" */, ctx->ipu_pos, (int)ctx->comms_created++};
-    c->key = gcl_hash_ints(parts, 3);
+    /* The same on every replica; another in each gcl_run, so nothing of an earlier run (a
+     * message, a published call, a poison) can be taken for this one's. */
+    int parts[4] = {0x636f6d6d /* "comm" */, ctx->ipu_pos, (int)ctx->comms_created++,
+                    (int)inst->run_gen};
+    c->key = gcl_hash_ints(parts, 4);
     c->next = ctx->comms;
     ctx->comms = c;
     *out = c;
@@ -94,8 +97,8 @@ struct gcl_comm *gcl_ctx_p2p_comm(struct gcl_ctx *ctx)
         c->ipus[r] = ctx->replica * inst->ipr + r;
         c->node_of[r] = inst->instance_index;
     }
-    int parts[1] = {0x70327032 /* "p2p2" */};
-    c->key = gcl_hash_ints(parts, 1);
+    int parts[2] = {0x70327032 /* "p2p2" */, (int)inst->run_gen};
+    c->key = gcl_hash_ints(parts, 2);
     ctx->p2p = c;
     return c;
 }

@@ -69,6 +69,7 @@ static void *ipu_thread(void *arg)
     struct gcl_instance *inst = ctx->inst;
     hb_ipu_t *me = &inst->hb.ipus[ctx->hostlocal];
     gcl_log_set_replica(ctx->replica);
+    atomic_store(&me->last_call, 0);
     atomic_store(&me->run_gen, inst->run_gen);
     atomic_store(&me->state, HB_IPU_RUNNING);
     ctx->status = ctx->program(ctx, ctx->arg);

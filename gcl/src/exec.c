@@ -198,6 +198,21 @@ static void describe_absent(gcl_exec_t *x, char *buf, size_t len)
     }
 }
 
+/* The signature a local peer published for its latest call, if that call is key0. */
+static int peer_sig(hb_ipu_t *p, uint64_t key0, gcl_sig_t *sig)
+{
+    uint64_t w[4];
+    if (atomic_load_explicit(&p->last_call, memory_order_acquire) != key0)
+        return 0;
+    for (int i = 0; i < 4; i++)
+        w[i] = atomic_load_explicit(&p->last_sig[i], memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&p->last_call, memory_order_relaxed) != key0)
+        return 0;
+    memcpy(sig, w, sizeof w);
+    return 1;
+}
+
 /*
  * A message addressed to this IPU that waits unclaimed and gives the peer away: one of this call
  * (same key) with another signature is proof of a mismatch at any time; one of another call of
@@ -214,11 +229,19 @@ static int find_mismatch(gcl_exec_t *x, int timed_out, char *why, size_t len)
         int ipu = c->ipus[r], hl = inst->ipu_hostlocal[ipu];
         if (r == c->rank || hl < 0)
             continue;
+        /* The peer's latest call is this one, made another way: proof even when no message of
+         * it comes here (it may have returned already, its part of the call done). */
+        gcl_sig_t theirs;
+        if (peer_sig(&hb->ipus[hl], x->key0, &theirs) &&
+            memcmp(&theirs, &x->sig, sizeof theirs) != 0) {
+            gcl_mismatch_text(inst, c->ctx->global_ipu, &x->sig, ipu, &theirs, why, len);
+            return 1;
+        }
         for (int i = 0; i < hb->nslots; i++) {
             hb_slot_t *s = hb_slot(hb, hl, me, i);
             if (atomic_load_explicit(&s->state, memory_order_acquire) != HB_SLOT_FULL)
                 continue;
-            gcl_sig_t theirs = s->sig;
+            theirs = s->sig;
             uint64_t key = s->key0;
             int same_call = key == x->key0 && memcmp(&theirs, &x->sig, sizeof theirs) != 0;
             int other_call = timed_out && (key >> 32) == (x->key0 >> 32) && key != x->key0;
@@ -260,6 +283,10 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
                             "instance failed",
                             call);
     }
+    /* Then a mismatch found here: it explains a peer that returned or failed since. */
+    char mism[640];
+    if (find_mismatch(x, 0, mism, sizeof mism))
+        return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
     for (int r = 0; x->direct.on && r < x->comm->size; r++) {
         int hl = ctx->inst->ipu_hostlocal[x->comm->ipus[r]];
         if (atomic_load(&ctx->inst->hb.ipus[hl].epoch) < x->direct.target &&
@@ -283,9 +310,6 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
         describe_call(x, call, sizeof call);
         return gcl_ctx_fail(ctx, GCL_ERR_PEER_FAILED, "%s: %s", call, why);
     }
-    char mism[640];
-    if (find_mismatch(x, 0, mism, sizeof mism))
-        return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
     double stalled = gcl_waiter_stalled(w);
     if (stalled < w->stall_warn_s && stalled < w->timeout_s)
         return GCL_OK;

@@ -54,6 +54,7 @@ typedef struct {
     uint32_t reserved; /* zero: the struct has no padding, so memcmp compares it */
     uint64_t count;    /* elements */
 } gcl_sig_t;
+_Static_assert(sizeof(gcl_sig_t) == 32, "gcl_sig_t is published as four words");
 
 typedef struct {
     alignas(64) _Atomic uint32_t state;
@@ -76,7 +77,8 @@ typedef struct {
     alignas(64) _Atomic uint32_t state;       /* HB_IPU_* */
     _Atomic uint32_t run_gen;
     int32_t pid, instance, global_ipu;
-    _Atomic uint64_t last_call; /* key0 of the last collective it entered (0: none yet) */
+    _Atomic uint64_t last_call;   /* key0 of the last collective it entered (0: none yet) */
+    _Atomic uint64_t last_sig[4]; /* its gcl_sig_t; last_call is 0 while this is rewritten */
     /* Host-direct collectives (direct.c): a barrier epoch, and what the IPU publishes for its
      * peers each round: its buffers (when they share its process), its call and clock. */
     alignas(64) _Atomic uint64_t epoch;

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 
 #include "log.h"
@@ -20,18 +21,51 @@ gcl_status_t gcl_request_launch(struct gcl_request *r)
         tail = &(*tail)->next;
     r->next = NULL;
     *tail = r;
-    if (r->comm != ctx->p2p)
-        atomic_store(&my_box(ctx)->last_call, r->x.key0);
+    if (r->comm != ctx->p2p) {
+        /* Peers read the signature only while last_call holds the same key before and after. */
+        hb_ipu_t *me = my_box(ctx);
+        uint64_t w[4];
+        memcpy(w, &r->x.sig, sizeof w);
+        atomic_store_explicit(&me->last_call, 0, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        for (int i = 0; i < 4; i++)
+            atomic_store_explicit(&me->last_sig[i], w[i], memory_order_relaxed);
+        atomic_store_explicit(&me->last_call, r->x.key0, memory_order_release);
+    }
     gcl_sim_call_begin(&r->x);
     return GCL_OK;
+}
+
+/* The poison text of an IPU box is written and read under its lock, held for one copy. */
+static void poison_lock(hb_ipu_t *p)
+{
+    for (int spins = 0;; spins++) {
+        uint32_t unlocked = 0;
+        if (atomic_compare_exchange_weak_explicit(&p->poison_lock, &unlocked, 1,
+                                                  memory_order_acquire, memory_order_relaxed))
+            return;
+        if (spins > 64)
+            sched_yield();
+    }
 }
 
 int gcl_poisoned(struct gcl_ctx *ctx, uint64_t key0)
 {
     hb_ipu_t *me = my_box(ctx);
-    if (key0 == 0 || atomic_load_explicit(&me->poison_key, memory_order_acquire) != key0)
+    uint64_t poison = atomic_load_explicit(&me->poison_key, memory_order_acquire);
+    /* That call, or a later one of its communicator: a replica whose own part of the mismatched
+     * call completed learns of it at its next call there. */
+    if (key0 == 0 || poison == 0 || poison >> 32 != key0 >> 32 || (uint32_t)poison > (uint32_t)key0)
         return 0;
-    gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%.400s", me->poison);
+    char text[sizeof me->poison];
+    poison_lock(me);
+    snprintf(text, sizeof text, "%s", me->poison);
+    atomic_store_explicit(&me->poison_lock, 0, memory_order_release);
+    if (poison == key0)
+        gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%.400s", text);
+    else
+        gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "call #%u of this communicator was mismatched: %.400s",
+                     (uint32_t)poison, text);
     return 1;
 }
 
@@ -161,13 +195,15 @@ void gcl_poison_group(struct gcl_comm *comm, uint64_t key0, const char *reason)
         if (r == comm->rank || hl < 0)
             continue;
         hb_ipu_t *p = &inst->hb.ipus[hl];
-        uint32_t unlocked = 0;
-        /* One poisoner at a time; a busy lock means someone is already telling it. */
-        if (!atomic_compare_exchange_strong(&p->poison_lock, &unlocked, 1))
+        /* The first reason for a call stays: the owner may be reading it. */
+        if (atomic_load_explicit(&p->poison_key, memory_order_acquire) == key0)
             continue;
-        snprintf(p->poison, sizeof p->poison, "%s", reason);
-        atomic_store_explicit(&p->poison_key, key0, memory_order_release);
-        atomic_store(&p->poison_lock, 0);
+        poison_lock(p);
+        if (atomic_load(&p->poison_key) != key0) {
+            snprintf(p->poison, sizeof p->poison, "%s", reason);
+            atomic_store_explicit(&p->poison_key, key0, memory_order_release);
+        }
+        atomic_store_explicit(&p->poison_lock, 0, memory_order_release);
         hb_ring(&inst->hb, hl);
     }
 }
