@@ -208,9 +208,22 @@ static int check_meta(const ckpt_meta_t *m, char *err, size_t errlen)
                  m->nstate);
         return -1;
     }
+    /* Dimensions fit model.h's int, so each layer's count fits 63 bits and their sum (at most
+     * 16 of them) 64; the parameter count is capped where the file size still fits in 64 bits
+     * (and in any file system), so ckpt_file_bytes cannot overflow. */
     uint64_t n = 0;
+    for (uint32_t l = 0; l <= m->nlayers; l++) {
+        if (m->dims[l] < 1 || m->dims[l] > CKPT_MAX_DIM) {
+            snprintf(err, errlen, "implausible header (layer width %u)", m->dims[l]);
+            return -1;
+        }
+    }
     for (uint32_t l = 0; l < m->nlayers; l++)
         n += (uint64_t)m->dims[l + 1] * ((uint64_t)m->dims[l] + 1);
+    if (n > CKPT_MAX_PARAMS) {
+        snprintf(err, errlen, "implausible header (%llu parameters)", (unsigned long long)n);
+        return -1;
+    }
     if (n != m->nparams) {
         snprintf(err, errlen, "header says %llu parameters, its layers %llu",
                  (unsigned long long)m->nparams, (unsigned long long)n);

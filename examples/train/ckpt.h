@@ -22,6 +22,9 @@
 
 #define CKPT_VERSION      1
 #define CKPT_HEADER_BYTES 512
+/* Bounds a header must keep to: a layer's width, and the parameter count (2^34 f32 is 64 GiB). */
+#define CKPT_MAX_DIM    (1u << 24)
+#define CKPT_MAX_PARAMS ((uint64_t)1 << 34)
 
 /* What a checkpoint records besides the numbers. The fields under "fingerprint" decide the
  * trajectory of training: a checkpoint can only be resumed by a run that agrees on them. */

@@ -44,6 +44,39 @@ static int read_exact(gzFile f, const char *path, void *buf, size_t len, const c
     return 0;
 }
 
+/* Reads the BYTES a header promised into a new buffer at *DATA, which grows (doubling) only as
+ * the data arrives: a small file whose header claims gigabytes is refused as truncated, without
+ * first allocating the claim. */
+static int read_growing(gzFile f, const char *path, size_t bytes, const char *what, uint8_t **data,
+                        char *err, size_t errlen)
+{
+    size_t cap = bytes < ((size_t)16 << 20) ? bytes : ((size_t)16 << 20), done = 0;
+    uint8_t *buf = malloc(cap ? cap : 1);
+    while (buf) {
+        size_t want = cap - done;
+        if (want > 0 && read_exact(f, path, buf + done, want, what, err, errlen)) {
+            if (strstr(err, "truncated")) /* say it of the whole, not of this part */
+                snprintf(err, errlen,
+                         "%s: truncated: the %s need %zu bytes, the file ends %ld bytes in", path,
+                         what, bytes, (long)gztell(f));
+            free(buf);
+            return -1;
+        }
+        done = cap;
+        if (done == bytes) {
+            *data = buf;
+            return 0;
+        }
+        cap = bytes - cap < cap ? bytes : cap * 2;
+        uint8_t *grown = realloc(buf, cap);
+        if (!grown)
+            free(buf);
+        buf = grown;
+    }
+    snprintf(err, errlen, "%s: out of host memory for the %s (%zu bytes)", path, what, bytes);
+    return -1;
+}
+
 static uint32_t be32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -116,14 +149,8 @@ int idx_read(const char *path, int ndims, long max_items, idx_array_t *out, char
     if (rc == 0) {
         out->count = max_items > 0 && max_items < out->available ? max_items : out->available;
         size_t bytes = (size_t)out->count * (size_t)out->rows * (size_t)out->cols;
-        out->data = malloc(bytes ? bytes : 1);
-        if (!out->data) {
-            snprintf(err, errlen, "%s: out of host memory for %zu bytes", path, bytes);
-            rc = -1;
-        }
-        if (rc == 0)
-            rc = read_exact(f, path, out->data, bytes, ndims == 1 ? "labels" : "images", err,
-                            errlen);
+        rc =
+            read_growing(f, path, bytes, ndims == 1 ? "labels" : "images", &out->data, err, errlen);
         if (rc == 0 && out->count == out->available)
             rc = check_end(f, path, err, errlen);
     }
