@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "check_args.h"
+#include "common/init_error.h"
 #include "common/parse.h"
 #include "check_values.h"
 #include "gcl/gcl.h"
@@ -167,6 +168,8 @@ int main(int argc, char **argv)
     gcl_instance_t inst;
     gcl_status_t rc = gcl_init(&cfg, &inst);
     if (rc != GCL_OK) {
+        if (example_init_usage_error("allreduce-check", rc))
+            return 2;
         fprintf(stderr, "allreduce-check: gcl_init failed: %s\n", gcl_status_string(rc));
         return 1;
     }

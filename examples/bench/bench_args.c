@@ -39,6 +39,26 @@ static int bad(const char *opt, const char *val, const char *want)
     return 2;
 }
 
+/* Whether COLLECTIVE has an algorithm called NAME ("auto" is the automatic choice); if not,
+ * says which it has, as the library lists them. Returns 0 or 2. */
+static int check_algo(const char *collective, const char *opt, const char *name)
+{
+    const char *names[64];
+    int n = gcl_algorithms(collective, names, 64);
+    if (!strcmp(name, "auto"))
+        return 0;
+    for (int i = 0; i < n && i < 64; i++)
+        if (!strcmp(name, names[i]))
+            return 0;
+    char want[1024];
+    size_t used =
+        (size_t)snprintf(want, sizeof want, "%s has no such algorithm; expected auto", collective);
+    for (int i = 0; i < n && i < 64 && used < sizeof want; i++)
+        used += (size_t)snprintf(want + used, sizeof want - used, "%s%s",
+                                 i == n - 1 ? " or " : ", ", names[i]);
+    return bad(opt, name, want);
+}
+
 /* One option with its value; returns 0 or 2. */
 static int option(bench_opts_t *o, const char *opt, const char *v)
 {
@@ -69,10 +89,8 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
                                                    "expected all, consecutive:K or "
                                                    "orthogonal:K")
                                              : 0;
-    if (IS("-a", "--algo")) {
-        o->algo = v;
-        return 0;
-    }
+    if (IS("-a", "--algo"))
+        return check_algo(o->collective, opt, v) ? 2 : (o->algo = v, 0);
     if (IS("-r", "--root")) {
         if (parse_int(v, 0, 1 << 20, &x))
             return bad(opt, v, "expected a rank from 0");
@@ -108,7 +126,7 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
                         .op = GCL_SUM,
                         .group = gcl_group_all(),
                         .replicas = 4};
-    int i = 1;
+    int i = 1, op_given = 0;
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         fputs(usage, stdout);
         return 1;
@@ -142,8 +160,22 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
         }
         if (i + 1 >= argc)
             return bad(opt, NULL, "needs a value");
+        op_given |= !strcmp(opt, "-o") || !strcmp(opt, "--op");
         if (option(o, opt, argv[++i]))
             return 2;
+    }
+    /* The operator of a reducing collective must suit its type, as the library judges it. */
+    const char *why;
+    if ((!strcmp(o->collective, "all_reduce") || !strcmp(o->collective, "reduce_scatter")) &&
+        gcl_redop_check(o->type, o->op, &why)) {
+        char want[256];
+        if (op_given) {
+            snprintf(want, sizeof want, "not defined on %s (-t): %s", gcl_dtype_name(o->type), why);
+            return bad("-o", gcl_redop_name(o->op), want);
+        }
+        snprintf(want, sizeof want, "the default operator (-o %s) is not defined on it: %s",
+                 gcl_redop_name(o->op), why);
+        return bad("-t", gcl_dtype_name(o->type), want);
     }
     if (o->min_bytes > o->max_bytes)
         return bad("-b", "", "the smallest size is larger than the largest (-e)");

@@ -4,7 +4,30 @@
 #include <string.h>
 
 #include "bench.h"
+#include "common/init_error.h"
 #include "gcl/sim.h"
+
+/* A broadcast's root must be a rank of its group, which the job's replica count sizes: checked
+ * as soon as that is known, before anything runs, and said once (by instance 0; every instance
+ * comes to the same answer). Returns 0 or 2. */
+static int check_root(const bench_opts_t *o, const gcl_job_info_t *info)
+{
+    int n = info->num_replicas, size = o->group.kind == GCL_GROUP_ALL ? n : o->group.size;
+    if (strcmp(o->collective, "broadcast") != 0 || o->root < size)
+        return 0;
+    if (size < 1 || n % size != 0)
+        return 0; /* the run says that the group does not divide the replicas */
+    if (info->instance_index == 0) {
+        char g[64], of[64] = "";
+        if (o->group.kind != GCL_GROUP_ALL)
+            snprintf(of, sizeof of, "%d of ", size);
+        fprintf(stderr,
+                "gcl-bench: -r '%d': expected a rank of the group, 0 to %d (group %s: %sthe %d "
+                "replicas)\n",
+                o->root, size - 1, gcl_group_format(o->group, g, sizeof g), of, n);
+    }
+    return 2;
+}
 
 int main(int argc, char **argv)
 {
@@ -23,13 +46,20 @@ int main(int argc, char **argv)
     gcl_instance_t inst;
     gcl_status_t rc = gcl_init(&cfg, &inst);
     if (rc != GCL_OK) {
+        if (example_init_usage_error("gcl-bench", rc))
+            return 2;
         fprintf(stderr, "gcl-bench: gcl_init failed: %s\n", gcl_status_string(rc));
-        return rc == GCL_ERR_INVALID_ARGUMENT ? 2 : 1;
+        return 1;
     }
     bench_t *b = calloc(1, sizeof *b);
     b->o = &o;
     gcl_instance_info(inst, &b->info);
     snprintf(b->topology, sizeof b->topology, "%s", gcl_sim_topology(inst));
+    if (check_root(&o, &b->info)) {
+        gcl_finalize(inst);
+        free(b);
+        return 2;
+    }
     if (o.compare_mpi && (b->info.num_instances < 2 || b->info.num_local_replicas * 1 != 1)) {
         if (b->info.instance_index == 0)
             fprintf(stderr, "gcl-bench: --compare mpi needs one replica per instance and at least "

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/init_error.h" /* header only: sim-step does not link the examples' library */
 #include "gcl/sim.h"
 #include "simstep.h"
 
@@ -47,9 +48,11 @@ int main(int argc, char **argv)
     gcl_instance_t inst;
     gcl_status_t rc = gcl_init(&cfg, &inst);
     if (rc != GCL_OK) {
-        fprintf(stderr, "sim-step: gcl_init failed: %s\n", gcl_status_string(rc));
         free(w);
-        return rc == GCL_ERR_INVALID_ARGUMENT ? 2 : 1;
+        if (example_init_usage_error("sim-step", rc))
+            return 2;
+        fprintf(stderr, "sim-step: gcl_init failed: %s\n", gcl_status_string(rc));
+        return 1;
     }
     status = run_job(inst, w);
     gcl_finalize(inst);

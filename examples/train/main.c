@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/init_error.h" /* header only: train does not link the examples' library */
 #include "gcl/gcl.h"
 #include "gcl/popdist.h"
 #include "gcl/popdist_env.h"
@@ -234,7 +235,10 @@ static int run(train_job_t *job, double t0)
     cfg.num_replicas = job->replicas;
     cfg.ipus_per_replica = job->stages;
     gcl_instance_t inst;
-    if (gcl_init(&cfg, &inst) != GCL_OK) {
+    gcl_status_t init_rc = gcl_init(&cfg, &inst);
+    if (init_rc != GCL_OK) {
+        if (example_init_usage_error("train", init_rc))
+            return 2;
         fprintf(stderr, "train: gcl_init failed (see the warning above)\n");
         return 1;
     }

@@ -214,6 +214,46 @@ static int peer_sig(hb_ipu_t *p, uint64_t key0, gcl_sig_t *sig)
 }
 
 /*
+ * A local peer that went past this call of the communicator (its latest call is a later one)
+ * and never sent or took what this rank waits for: it made this call another way (over
+ * another group, say, with the same communicator number), since messages it sent for it would
+ * be here. Proof once the peer has returned from its program; with TIMED_OUT also while it
+ * waits in its later call (a non-blocking call may legally be overtaken, but not for
+ * GCL_TIMEOUT_S). Returns 1 and a sentence naming both sides; 0 otherwise.
+ */
+static int went_past(gcl_exec_t *x, int ipu, int timed_out, char *why, size_t len)
+{
+    struct gcl_instance *inst = x->comm->ctx->inst;
+    int hl = inst->ipu_hostlocal[ipu];
+    if (hl < 0)
+        return 0;
+    hb_ipu_t *p = &inst->hb.ipus[hl];
+    uint64_t last = atomic_load_explicit(&p->last_call, memory_order_acquire);
+    uint32_t state = atomic_load(&p->state);
+    int finished = state == HB_IPU_FINISHED;
+    if (!(finished || (timed_out && state == HB_IPU_RUNNING)) ||
+        atomic_load(&p->run_gen) < inst->run_gen || (last >> 32) != (x->key0 >> 32) ||
+        (uint32_t)last <= (uint32_t)x->key0)
+        return 0;
+    gcl_sig_t theirs;
+    if (!peer_sig(p, last, &theirs))
+        return 0;
+    char mine[200], later[200], who_me[160], who[160];
+    gcl_sig_describe(&x->sig, mine, sizeof mine);
+    gcl_sig_describe(&theirs, later, sizeof later);
+    gcl_describe_ipu(inst, x->comm->ctx->global_ipu, who_me, sizeof who_me);
+    gcl_describe_ipu(inst, ipu, who, sizeof who);
+    /* In two parts: a message longer than WHY is cut, not refused. */
+    snprintf(why, len, "mismatched calls: %s called %s; ", who_me, mine);
+    size_t used = strlen(why);
+    snprintf(why + used, len - used,
+             "%s made call #%u of this communicator another way (nothing of it came here), "
+             "then called %s, %s",
+             who, x->sig.seq, later, finished ? "and returned from its program" : "where it waits");
+    return 1;
+}
+
+/*
  * A message addressed to this IPU that waits unclaimed and gives the peer away: one of this call
  * (same key) with another signature is proof of a mismatch at any time; one of another call of
  * this communicator from a peer this rank waits for is proof once the wait has timed out (the
@@ -250,6 +290,23 @@ static int find_mismatch(gcl_exec_t *x, int timed_out, char *why, size_t len)
             gcl_mismatch_text(inst, c->ctx->global_ipu, &x->sig, ipu, &theirs, why, len);
             return 1;
         }
+    }
+    return 0;
+}
+
+/* Is a local member of the group still running an earlier call of this communicator? */
+static int peer_behind(gcl_exec_t *x)
+{
+    struct gcl_instance *inst = x->comm->ctx->inst;
+    for (int r = 0; r < x->comm->size; r++) {
+        int hl = inst->ipu_hostlocal[x->comm->ipus[r]];
+        if (r == x->comm->rank || hl < 0)
+            continue;
+        hb_ipu_t *p = &inst->hb.ipus[hl];
+        uint64_t last = atomic_load_explicit(&p->last_call, memory_order_acquire);
+        if (atomic_load(&p->state) == HB_IPU_RUNNING && atomic_load(&p->run_gen) >= inst->run_gen &&
+            last != 0 && (last >> 32) == (x->key0 >> 32) && (uint32_t)last < (uint32_t)x->key0)
+            return 1;
     }
     return 0;
 }
@@ -291,6 +348,8 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
         int hl = ctx->inst->ipu_hostlocal[x->comm->ipus[r]];
         if (atomic_load(&ctx->inst->hb.ipus[hl].epoch) < x->direct.target &&
             gcl_peer_gone(ctx, x->comm->ipus[r], why, sizeof why)) {
+            if (went_past(x, x->comm->ipus[r], 0, mism, sizeof mism))
+                return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
             describe_call(x, call, sizeof call);
             return gcl_ctx_fail(ctx, GCL_ERR_PEER_FAILED, "%s: %s", call, why);
         }
@@ -307,14 +366,29 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
         /* The peer may have finished after taking our message: look once more. */
         if (t->tp->progress(t) >= 0 && t->done)
             continue;
+        if (went_past(x, t->peer_ipu, 0, mism, sizeof mism))
+            return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
         describe_call(x, call, sizeof call);
         return gcl_ctx_fail(ctx, GCL_ERR_PEER_FAILED, "%s: %s", call, why);
     }
     double stalled = gcl_waiter_stalled(w);
     if (stalled < w->stall_warn_s && stalled < w->timeout_s)
         return GCL_OK;
-    if (stalled >= w->timeout_s && find_mismatch(x, 1, mism, sizeof mism))
-        return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
+    if (stalled >= w->timeout_s) {
+        if (find_mismatch(x, 1, mism, sizeof mism))
+            return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
+        for (uint32_t i = 0; !x->direct.on && i < x->nxfers; i++)
+            if (!x->xfers[i].done && went_past(x, x->xfers[i].peer_ipu, 1, mism, sizeof mism))
+                return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
+        for (int r = 0; x->direct.on && r < x->comm->size; r++)
+            if (r != x->comm->rank && went_past(x, x->comm->ipus[r], 1, mism, sizeof mism))
+                return gcl_ctx_fail(ctx, GCL_ERR_MISMATCH, "%s", mism);
+        /* A local peer still in an earlier call of this communicator has waited longer than
+         * this rank: its verdict (a mismatch, which marks the communicator, or its own
+         * failure) explains this wait, and comes soon. Wait for it, up to twice the timeout. */
+        if (stalled < 2 * w->timeout_s && peer_behind(x))
+            return GCL_OK;
+    }
     char absent[768];
     describe_call(x, call, sizeof call);
     if (x->direct.on)

@@ -45,6 +45,11 @@ int gcl_redop_parse(const char *name, gcl_redop_t *out)
     return 0;
 }
 
+int gcl_redop_check(gcl_dtype_t type, gcl_redop_t op, const char **why)
+{
+    return coll_redop_valid((coll_dtype_t)type, (coll_redop_t)op, why) ? 0 : -1;
+}
+
 int gcl_group_parse(const char *text, gcl_group_t *out)
 {
     coll_group_t g;

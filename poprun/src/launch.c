@@ -105,6 +105,7 @@ static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
     }
     linebuf_finish(&lb);
     linebuf_free(&lb);
+    outcome_filter_finish(out);
     if (err_r >= 0)
         close(err_r);
 }

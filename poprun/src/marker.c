@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util.h"
+
 size_t marker_format(char *buf, size_t len, const char *token, const struct marker *m)
 {
     int n = snprintf(buf, len, MARKER_PREFIX "%s %d %s %d\n", token, m->instance,
@@ -13,43 +15,21 @@ size_t marker_format(char *buf, size_t len, const char *token, const struct mark
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
-/* Reads a non-negative decimal number of at most 9 digits at *P, bounded by END. */
-static bool read_num(const char **p, const char *end, int *v)
-{
-    int digits = 0;
-    *v = 0;
-    while (*p < end && **p >= '0' && **p <= '9' && digits < 9) {
-        *v = *v * 10 + (**p - '0');
-        (*p)++;
-        digits++;
-    }
-    return digits > 0 && (*p == end || **p < '0' || **p > '9');
-}
-
-static bool eat(const char **p, const char *end, const char *word)
-{
-    size_t n = strlen(word);
-    if ((size_t)(end - *p) < n || memcmp(*p, word, n) != 0)
-        return false;
-    *p += n;
-    return true;
-}
-
 /* Parses a marker that starts at P (on the prefix). */
 static bool parse_at(const char *p, const char *end, const char *token, struct marker *m,
                      const char **stop)
 {
-    if (!eat(&p, end, MARKER_PREFIX) || !eat(&p, end, token) || !eat(&p, end, " ") ||
-        !read_num(&p, end, &m->instance) || !eat(&p, end, " "))
+    if (!scan_eat(&p, end, MARKER_PREFIX) || !scan_eat(&p, end, token) || !scan_eat(&p, end, " ") ||
+        !scan_num(&p, end, &m->instance) || !scan_eat(&p, end, " "))
         return false;
-    if (eat(&p, end, "exit "))
+    if (scan_eat(&p, end, "exit "))
         m->kind = MARKER_EXIT;
-    else if (eat(&p, end, "signal "))
+    else if (scan_eat(&p, end, "signal "))
         m->kind = MARKER_SIGNAL;
     else
         return false;
     /* The marker ends its line (the wrapper writes its newline with it). */
-    if (!read_num(&p, end, &m->value) || (p < end && *p != ' ' && *p != '\r'))
+    if (!scan_num(&p, end, &m->value) || (p < end && *p != ' ' && *p != '\r'))
         return false;
     *stop = p;
     return true;

@@ -1,7 +1,8 @@
 /*
  * What poprun makes of mpirun's stderr and exit: the status markers of failed instances are
- * removed from the stream and remembered, mpirun's own notices that restate a known failure are
- * dropped (kept with -v), and the result becomes one line and poprun's exit status.
+ * removed from the stream and remembered, mpirun's notice that an instance wrapper died of a
+ * signal is read (see notice.h), mpirun's own notices that restate a known failure are dropped
+ * (kept with -v), and the result becomes one line and poprun's exit status.
  */
 #ifndef POPRUN_OUTCOME_H
 #define POPRUN_OUTCOME_H
@@ -11,7 +12,20 @@
 
 #include "linebuf.h"
 #include "marker.h"
+#include "notice.h"
 #include "plan.h"
+
+/* Where the filter is in mpirun's notices. */
+enum outcome_notice {
+    OUTCOME_OUT,  /* between notices */
+    OUTCOME_HEAD, /* a notice opened: its frame is held until its first line decides */
+    OUTCOME_SHOW, /* in a notice that passes */
+    OUTCOME_DROP, /* in a notice that restates a known failure */
+    OUTCOME_HOLD, /* in a restatement whose failure is not known yet: held */
+};
+
+/* Room for held notice lines; more is passed on. */
+#define OUTCOME_HELD_MAX 4096
 
 struct outcome {
     /* Inputs of the filter. */
@@ -21,22 +35,40 @@ struct outcome {
     void *emit_ctx;
     /* What was seen. */
     bool have_failure;
-    struct marker failure; /* the first instance that failed on its own */
-    int interrupt_sig;     /* the first SIGINT/SIGTERM/SIGHUP poprun received, or 0 */
+    struct marker failure; /* the first instance that failed: its program, or its wrapper */
+    /* The failure is mpirun's notice that the instance's wrapper died of a signal (so its program
+     * too); WRAPPER_NODE is mpirun's name of its node. */
+    bool wrapper_died;
+    char wrapper_node[NOTICE_NODE_MAX];
+    int interrupt_sig; /* the first SIGINT/SIGTERM/SIGHUP poprun received, or 0 */
     bool mpirun_done;
     int mpirun_status; /* wait status of mpirun */
     /* Filter state. */
-    bool in_notice;
+    enum outcome_notice notice;
+    bool opened;                 /* the last line opened a notice */
+    char held[OUTCOME_HELD_MAX]; /* lines kept back, each ended by '\n' */
+    size_t held_len;
 };
 
 /* A linebuf_fn for mpirun's stderr, with CTX an outcome: takes status markers out of the lines,
- * and once the job is known to be failing or interrupted, drops mpirun's notices (the blocks
- * between its lines of dashes) unless verbose. Passes every other line to emit. */
+ * reads mpirun's notice of a wrapper's death by a signal, and once the job is known to be failing
+ * or interrupted, drops mpirun's notices (the blocks between its lines of dashes) unless verbose.
+ * mpirun's "job terminated normally, but ..." notice, which comes before the one naming the rank,
+ * is held back until mpirun's next notice (or the end) tells whether it restates a known failure;
+ * the instances' lines that come meanwhile pass it. Passes every other line to emit, in order. A
+ * wrapper's death wins over a marker seen before it: mpirun names the first rank to end, and the
+ * program of another instance that failed meanwhile most likely failed because its peer had died.
+ * It does not count once poprun was interrupted. */
 void outcome_filter_line(void *ctx, const char *line, size_t len);
+
+/* At the end of mpirun's stderr: passes on held lines, unless they restate a known failure. */
+void outcome_filter_finish(struct outcome *o);
 
 /* The exit status of poprun, with the line that explains it in MSG ("" on success):
  *   "instance 2 (host h1) exited with status 3"            -> 3
  *   "instance 2 (host h1) was killed by signal 9 (SIGKILL)" -> 137
+ *   "instance 2 (host h1) was killed by signal 9 (SIGKILL): its poprun wrapper died, and its
+ *    program with it"                                      -> 137
  *   "interrupted by SIGINT; every instance was ended"      -> 130
  *   "mpirun exited with status 1"                          -> 1 (mpirun's own failures)
  * An instance's failure wins over the interrupt and mpirun's status. */

@@ -147,3 +147,24 @@ char *strvec_join(const struct strvec *sv, const char *sep)
     *p = '\0';
     return out;
 }
+
+bool scan_num(const char **p, const char *end, int *v)
+{
+    int digits = 0;
+    *v = 0;
+    while (*p < end && **p >= '0' && **p <= '9' && digits < 9) {
+        *v = *v * 10 + (**p - '0');
+        (*p)++;
+        digits++;
+    }
+    return digits > 0 && (*p == end || **p < '0' || **p > '9');
+}
+
+bool scan_eat(const char **p, const char *end, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(end - *p) < n || memcmp(*p, word, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}

@@ -10,6 +10,7 @@
 #define POPRUN_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Exit status for poprun's own usage errors (bad options, impossible plans). */
@@ -22,6 +23,12 @@ int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(p
 /* Parses S as a decimal integer in [MIN, MAX]: digits only, no sign, no spaces, no overflow.
  * Returns 0 and stores it in OUT, or -1 when S is anything else. */
 int parse_int_range(const char *s, long min, long max, int *out);
+
+/* Scanning a line at *P, bounded by END (not NUL-terminated): each returns whether it matched
+ * and advances *P past what it read. scan_num reads a non-negative decimal number of 1 to 9
+ * digits (not followed by another digit); scan_eat the exact text WORD. */
+bool scan_num(const char **p, const char *end, int *v);
+bool scan_eat(const char **p, const char *end, const char *word);
 
 /* Allocation that prints "poprun: out of memory" and exits 1 instead of returning NULL. */
 #define POPRUN_NONNULL __attribute__((returns_nonnull, malloc))

@@ -130,8 +130,14 @@ gcl_status_t gcl_comm_set_algorithm(gcl_comm_t comm, const char *collective, con
 
 /*
  * Collectives over COMM's group. Every replica of the group makes the same calls in the same
- * order with the same arguments (count, type, op, root); a replica that does not is caught:
- * every replica of the call gets GCL_ERR_MISMATCH and gcl_last_error() names both sides.
+ * order with the same arguments (count, type, op, root); a replica that does not is caught,
+ * never a hang and never GCL_OK with a wrong result: every replica whose part of the call meets
+ * the disagreement gets GCL_ERR_MISMATCH, and gcl_last_error() names both sides. A replica whose
+ * part completes with the right result anyway (a broadcast receiver that the odd replica's
+ * messages never reach) may return GCL_OK; the communicator is then marked on its host, and
+ * that replica's next call on it fails with GCL_ERR_MISMATCH ("call #S of this communicator was
+ * mismatched: ..."), as does every later one. On another host than the odd replica, a replica
+ * that no message of it reaches can only fail with GCL_ERR_TIMEOUT (GCL_TIMEOUT_S).
  * Results are bitwise the same on every replica, and from run to run. Buffers belong to the
  * caller and must stay valid (and the input unchanged) until the call completes.
  *

@@ -44,6 +44,10 @@ const char *gcl_redop_name(gcl_redop_t op);
 /* Parse those names. Return 0, or -1 when NAME is not one. */
 int gcl_dtype_parse(const char *name, gcl_dtype_t *out);
 int gcl_redop_parse(const char *name, gcl_redop_t *out);
+/* Whether OP can reduce elements of TYPE, by the table above (what the reducing collectives
+ * accept). Returns 0, or -1 with *WHY (when WHY is not NULL) pointing to a static sentence that
+ * says why not ("mean is defined on floating-point types only ..."). */
+int gcl_redop_check(gcl_dtype_t type, gcl_redop_t op, const char **why);
 
 /*
  * Replica groups, as GCL's CommGroup. With N replicas:

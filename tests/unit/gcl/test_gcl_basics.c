@@ -122,6 +122,15 @@ static void test_types_and_groups(void **state)
     assert_int_equal(gcl_redop_parse("mean", &op), 0);
     assert_int_equal(op, GCL_MEAN);
     assert_int_equal(gcl_redop_parse("average", &op), -1);
+    /* The type/op rule: mean only on floats, logical ops only on bool, a reason when refused. */
+    const char *why = NULL;
+    assert_int_equal(gcl_redop_check(GCL_F32, GCL_MEAN, &why), 0);
+    assert_int_equal(gcl_redop_check(GCL_I32, GCL_MEAN, &why), -1);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "mean"));
+    assert_int_equal(gcl_redop_check(GCL_F32, GCL_LOGICAL_AND, &why), -1);
+    assert_int_equal(gcl_redop_check(GCL_BOOL, GCL_LOGICAL_OR, NULL), 0);
+    assert_int_equal(gcl_redop_check(GCL_I64, GCL_MAX, NULL), 0);
     assert_int_equal(gcl_group_parse("orthogonal:4", &g), 0);
     assert_int_equal(g.kind, GCL_GROUP_ORTHOGONAL);
     assert_string_equal(gcl_group_format(gcl_group_consecutive(2), buf, sizeof buf),

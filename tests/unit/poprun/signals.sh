@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Signals and strays: SIGTERM or Ctrl-C (SIGINT) to poprun ends every instance; a second SIGINT
-# kills mpirun hard and the instances still go; a failing instance ends the others. Afterwards
-# no process of the job is left, and poprun has reaped its children.
+# kills mpirun hard and the instances still go; a failing instance ends the others, also when it
+# is its wrapper that gets killed (poprun names it from mpirun's notice). Afterwards no process of
+# the job is left, and poprun has reaped its children.
 #
 #   signals.sh POPRUN PROBE
 set -euo pipefail
@@ -91,6 +92,37 @@ else
   bad "failure reported" "$(cat "$tmp/err")"
 fi
 wait_gone "failure" 10
+
+# SIGKILL to the instance wrapper of instance 1 (the probe's parent): poprun names the instance
+# from mpirun's notice, in one line of its own; mpirun's notices are dropped.
+start --num-replicas 3 --num-instances 3 "$PROBE" --sleep 120 --stderr "$tag"
+wait_running 3 || bad "wrapper killed: job did not start" "$(cat "$tmp/err")"
+wrapper=
+for p in $(pgrep -f -- "$tag"); do
+  if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'POPDIST_INSTANCE_INDEX=1' &&
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" != poprun ]; then
+    wrapper=$(awk '{print $4}' "/proc/$p/stat")
+  fi
+done
+if [ -n "$wrapper" ] && [ "$(cat "/proc/$wrapper/comm")" = poprun ]; then
+  kill -KILL "$wrapper"
+  set +e
+  wait "$pid"
+  rc=$?
+  set -e
+  expect_rc "wrapper of instance 1 killed" 137
+  want="poprun: instance 1 (host localhost) was killed by signal 9 (SIGKILL): its poprun wrapper died, and its program with it"
+  if [ "$(grep -v '^\[instance' "$tmp/err")" = "$want" ]; then
+    ok "wrapper killed: one line names the instance"
+  else
+    bad "wrapper killed: message" "$(cat "$tmp/err")"
+  fi
+  wait_gone "wrapper killed" 10
+else
+  bad "wrapper killed: no wrapper of instance 1 found" "$(job_procs)"
+  kill -TERM "$pid"
+  wait "$pid" || true
+fi
 
 # poprun reaps mpirun: while a job runs, poprun has no zombie child.
 start --num-replicas 2 --num-instances 2 "$PROBE" --sleep 3 --stderr "$tag"

@@ -1,6 +1,6 @@
 /*
- * Unit tests of poprun's stream handling: line splitting (output tagging), status markers, the
- * filter of mpirun's stderr, and the exit status and message of a job.
+ * Unit tests of poprun's stream handling: line splitting (output tagging), status markers,
+ * mpirun's notices, the filter of mpirun's stderr, and the exit status and message of a job.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +16,7 @@
 
 #include "linebuf.h"
 #include "marker.h"
+#include "notice.h"
 #include "outcome.h"
 #include "plan.h"
 
@@ -125,6 +126,196 @@ static void test_filter(void **state)
     assert_non_null(strstr(v.buf, "Primary job"));
 }
 
+/* mpirun's notice of a rank's death by a signal, as OpenMPI 4.1 prints it. */
+static const char death9[] =
+    "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed).";
+
+static void test_notice(void **state)
+{
+    struct notice_death d;
+    assert_true(notice_parse_death(death9, strlen(death9), &d));
+    assert_int_equal(d.rank, 1);
+    assert_int_equal(d.signo, 9);
+    assert_string_equal(d.node, "vm");
+    /* Another launcher's name; no signal name; a node name cut to fit. */
+    const char *other = "mpiexec noticed that process rank 12 with PID 4242 on node h2 exited "
+                        "on signal 11.";
+    assert_true(notice_parse_death(other, strlen(other), &d));
+    assert_int_equal(d.rank, 12);
+    assert_int_equal(d.signo, 11);
+    assert_string_equal(d.node, "h2");
+    char longer[256];
+    snprintf(longer, sizeof(longer),
+             "mpirun noticed that process rank 3 with PID 1 on node %0100d exited on signal 6", 0);
+    assert_true(notice_parse_death(longer, strlen(longer), &d));
+    assert_int_equal(strlen(d.node), NOTICE_NODE_MAX - 1);
+    assert_int_equal(d.rank, 3);
+    assert_int_equal(d.signo, 6);
+    const char *const bad[] = {
+        /* A program's line, tagged by its wrapper. */
+        "[instance 0] mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9",
+        " mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9",
+        "mpirun noticed that process rank x with PID 0 on node vm exited on signal 9",
+        "mpirun noticed that process rank 1 with PID 0 on node  exited on signal 9",
+        "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 0",
+        "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9x",
+        "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal",
+        "mpirun noticed that the job aborted, but has no info as to the process",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_false(notice_parse_death(bad[i], strlen(bad[i]), &d));
+
+    const char *restate = "Primary job  terminated normally, but 1 process returned";
+    assert_true(notice_is_restatement(restate, strlen(restate)));
+    const char *const not_restate[] = {
+        "[instance 0] Primary job  terminated normally, but 1 process returned",
+        "mpirun detected that one or more processes exited with non-zero status, thus causing",
+        "While primary job  terminated normally, 1 process returned",
+    };
+    for (size_t i = 0; i < sizeof(not_restate) / sizeof(not_restate[0]); i++)
+        assert_false(notice_is_restatement(not_restate[i], strlen(not_restate[i])));
+
+    assert_true(notice_is_frame(frame, strlen(frame)));
+    assert_false(notice_is_frame("-----", 5));
+    assert_false(notice_is_frame("------------------------- x", 27));
+}
+
+/* What mpirun 4.1 writes when the wrapper of instance 1 is killed with SIGKILL. */
+static const char *const wrapper_killed[] = {
+    "[instance 0] step",
+    frame,
+    "Primary job  terminated normally, but 1 process returned",
+    "a non-zero exit code. Per user-direction, the job has been aborted.",
+    frame,
+    frame,
+    death9,
+    frame,
+    NULL,
+};
+
+static void reset(struct sink *s)
+{
+    s->len = 0;
+    s->buf[0] = '\0';
+}
+
+static void test_filter_wrapper_death(void **state)
+{
+    struct sink s = {{0}, 0};
+    struct outcome o = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    feed_lines(&o, wrapper_killed);
+    outcome_filter_finish(&o);
+    /* Both notices go: the first only restates the second. */
+    assert_string_equal(s.buf, "[instance 0] step|");
+    assert_true(o.have_failure);
+    assert_true(o.wrapper_died);
+    assert_int_equal(o.failure.instance, 1);
+    assert_int_equal(o.failure.kind, MARKER_SIGNAL);
+    assert_int_equal(o.failure.value, 9);
+    assert_string_equal(o.wrapper_node, "vm");
+
+    /* Across hosts, the survivors' lines may come between the two notices. */
+    struct outcome o1 = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    reset(&s);
+    feed_lines(&o1, (const char *const[]){frame, "Primary job  terminated normally, but 1 x",
+                                          "a non-zero exit code.", frame, "[instance 0] error",
+                                          frame, death9, frame, "[instance 2] error", NULL});
+    outcome_filter_finish(&o1);
+    assert_string_equal(s.buf, "[instance 0] error|[instance 2] error|");
+    assert_true(o1.wrapper_died);
+    assert_int_equal(o1.failure.instance, 1);
+
+    /* A marker that came first was most likely a consequence: the wrapper's death wins. */
+    struct outcome o2 = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    reset(&s);
+    const char *const marker_first[] = {"@@poprun-status tok 0 exit 1", NULL};
+    feed_lines(&o2, marker_first);
+    feed_lines(&o2, wrapper_killed);
+    outcome_filter_finish(&o2);
+    assert_string_equal(s.buf, "[instance 0] step|");
+    assert_true(o2.wrapper_died);
+    assert_int_equal(o2.failure.instance, 1);
+
+    /* Once poprun was interrupted, a death is part of ending the job. */
+    struct outcome o3 = {.token = "tok", .interrupt_sig = SIGINT, .emit = collect, .emit_ctx = &s};
+    feed_lines(&o3, wrapper_killed);
+    assert_false(o3.have_failure);
+
+    /* Only a notice's first line counts: not a line outside notices. */
+    struct outcome o4 = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    reset(&s);
+    const char *const loose[] = {death9, NULL};
+    feed_lines(&o4, loose);
+    assert_false(o4.have_failure);
+    assert_string_equal(s.buf, "mpirun noticed that process rank 1 with PID 0 on node vm exited "
+                               "on signal 9 (Killed).|");
+
+    /* With -v every line stays, in order. */
+    struct sink v = {{0}, 0};
+    struct outcome ov = {.token = "tok", .verbose = 1, .emit = collect, .emit_ctx = &v};
+    feed_lines(&ov, wrapper_killed);
+    outcome_filter_finish(&ov);
+    assert_true(ov.wrapper_died);
+    char want[2048];
+    want[0] = '\0';
+    for (const char *const *l = wrapper_killed; *l; l++)
+        snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s|", *l);
+    assert_string_equal(v.buf, want);
+}
+
+/* A restating notice is only held back: another failure's notices pass, whole and in order. */
+static void test_filter_held(void **state)
+{
+    struct sink s = {{0}, 0};
+    struct outcome o = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    const char *const other[] = {
+        frame,
+        "Primary job  terminated normally, but 1 process returned",
+        "a non-zero exit code. Per user-direction, the job has been aborted.",
+        frame,
+        frame,
+        "mpirun detected that one or more processes exited with non-zero status, thus causing",
+        "  Exit code:    143",
+        frame,
+        NULL,
+    };
+    char want[2048];
+    want[0] = '\0';
+    for (const char *const *l = other; *l; l++)
+        snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s|", *l);
+    feed_lines(&o, other);
+    outcome_filter_finish(&o);
+    assert_string_equal(s.buf, want);
+    assert_false(o.have_failure);
+
+    /* Held until mpirun's next notice or the end; the instances' lines meanwhile pass it. */
+    reset(&s);
+    struct outcome o2 = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    feed_lines(&o2, (const char *const[]){frame, "Primary job  terminated normally, but 1 x", frame,
+                                          "[instance 0] late", NULL});
+    assert_string_equal(s.buf, "[instance 0] late|");
+    outcome_filter_finish(&o2);
+    snprintf(want, sizeof(want),
+             "[instance 0] late|%s|Primary job  terminated normally, but 1 x|%s|", frame, frame);
+    assert_string_equal(s.buf, want);
+    reset(&s);
+    feed_lines(&o2, (const char *const[]){frame, "Primary job  terminated normally, but 1 x", frame,
+                                          "[instance 1] err", frame, "other notice", frame, NULL});
+    snprintf(want, sizeof(want),
+             "[instance 1] err|%s|Primary job  terminated normally, but 1 x|%s|%s|other notice|%s|",
+             frame, frame, frame, frame);
+    assert_string_equal(s.buf, want);
+
+    /* A failure known by the end drops it. */
+    reset(&s);
+    struct outcome o3 = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    feed_lines(&o3, (const char *const[]){frame, "Primary job  terminated normally, but 1 x", frame,
+                                          "@@poprun-status tok 1 exit 2", NULL});
+    outcome_filter_finish(&o3);
+    assert_string_equal(s.buf, "");
+    assert_int_equal(o3.failure.value, 2);
+}
+
 static void test_exit_status(void **state)
 {
     struct plan p;
@@ -160,6 +351,21 @@ static void test_exit_status(void **state)
     assert_int_equal(outcome_exit_status(&o, &p, msg, sizeof(msg)), 213);
     assert_string_equal(msg, "mpirun exited with status 213");
 
+    o.have_failure = true;
+    o.wrapper_died = true;
+    o.failure = (struct marker){3, MARKER_SIGNAL, SIGKILL};
+    assert_int_equal(outcome_exit_status(&o, &p, msg, sizeof(msg)), 137);
+    assert_string_equal(msg, "instance 3 (host h2) was killed by signal 9 (SIGKILL): its poprun "
+                             "wrapper died, and its program with it");
+    /* A rank beyond the plan: mpirun's name of its node. */
+    o.failure.instance = 7;
+    snprintf(o.wrapper_node, sizeof(o.wrapper_node), "node7");
+    assert_int_equal(outcome_exit_status(&o, &p, msg, sizeof(msg)), 137);
+    assert_string_equal(msg, "instance 7 (host node7) was killed by signal 9 (SIGKILL): its "
+                             "poprun wrapper died, and its program with it");
+    o.have_failure = false;
+    o.wrapper_died = false;
+
     o.mpirun_status = SIGSEGV;
     assert_int_equal(outcome_exit_status(&o, &p, msg, sizeof(msg)), 128 + SIGSEGV);
     assert_string_equal(msg, "mpirun was killed by signal 11 (SIGSEGV)");
@@ -173,6 +379,9 @@ int main(void)
         cmocka_unit_test(test_linebuf),
         cmocka_unit_test(test_marker),
         cmocka_unit_test(test_filter),
+        cmocka_unit_test(test_notice),
+        cmocka_unit_test(test_filter_wrapper_death),
+        cmocka_unit_test(test_filter_held),
         cmocka_unit_test(test_exit_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,57 @@
+/*
+ * Reading mpirun's notices; see notice.h.
+ */
+#include "notice.h"
+
+#include <string.h>
+
+#include "util.h"
+
+/* mpirun frames each notice with a line of dashes (74 of them in OpenMPI 4.1). */
+bool notice_is_frame(const char *line, size_t len)
+{
+    return len >= 20 && strspn(line, "-") >= len;
+}
+
+/* Skips a word of 1 to MAX bytes up to the next space; the space is not eaten. */
+static bool skip_word(const char **p, const char *end, size_t max)
+{
+    const char *s = *p;
+    while (*p < end && **p != ' ' && (size_t)(*p - s) < max)
+        (*p)++;
+    return *p > s && *p < end && **p == ' ';
+}
+
+bool notice_parse_death(const char *line, size_t len, struct notice_death *d)
+{
+    const char *p = line, *end = line + len;
+    int pid;
+    if (!skip_word(&p, end, 64) || !scan_eat(&p, end, " noticed that process rank ") ||
+        !scan_num(&p, end, &d->rank) || !scan_eat(&p, end, " with PID ") ||
+        !scan_num(&p, end, &pid) || !scan_eat(&p, end, " on node "))
+        return false;
+    const char *node = p;
+    if (!skip_word(&p, end, 1024))
+        return false;
+    size_t nlen = (size_t)(p - node);
+    if (nlen >= sizeof(d->node))
+        nlen = sizeof(d->node) - 1;
+    memcpy(d->node, node, nlen);
+    d->node[nlen] = '\0';
+    if (!scan_eat(&p, end, " exited on signal ") || !scan_num(&p, end, &d->signo) || d->signo == 0)
+        return false;
+    return p == end || *p == ' ' || *p == '.' || *p == '\r';
+}
+
+bool notice_is_restatement(const char *line, size_t len)
+{
+    const char *p = line, *end = line + len;
+    static const char but[] = " terminated normally, but ";
+    if (!skip_word(&p, end, 64) || !scan_eat(&p, end, " job "))
+        return false;
+    for (; (size_t)(end - p) >= sizeof(but) - 1; p++) {
+        if (memcmp(p, but, sizeof(but) - 1) == 0)
+            return true;
+    }
+    return false;
+}

@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# bad_input.sh MODE POPRUN GCL_BENCH TRAIN DATA_DIR
+#
+# Every option of gcl-bench and train, and every GCL_* variable of `gcl-info`, with invalid
+# values (empty, not a number, negative, zero, huge, unknown names, missing values), and train
+# on broken data files and checkpoints. poprun's own options are covered by
+# tests/unit/poprun/cli.sh; the rows here add what it lacks (a malformed topology file, poprun
+# passing a bad GCL_* variable through to every instance).
+#
+# Each row of the table below: STATUS | PATTERN | COMMAND. Asserted for every row:
+#   - the exit status is STATUS (2: a usage error; 1: a runtime input error such as a corrupt
+#     data file; 1/2: either), never 0, never a signal, never a hang (30 s);
+#   - a line on stderr matches PATTERN (it names the bad option, variable or file).
+# MODE "strict" also asserts that stderr holds exactly that one line. Under poprun, every
+# instance refuses on its own and poprun closes with a line naming the first that failed
+# ("poprun: instance 0 (host h) exited with status 2"): there the closing line is not counted,
+# and the same line from several instances (another "[instance N]" and host:pid prefix) counts
+# once. MODE "safe" does not count lines.
+#
+# COMMAND words: BENCH, TRAIN, POPRUN and DATA stand for the programs and DATA_DIR; words of
+# the form NAME=VALUE before the program are put in its environment; {x80} is 80 x's.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+[ $# -eq 6 ] || { echo "usage: $0 safe|strict POPRUN GCL_BENCH TRAIN GCL_INFO DATA_DIR" >&2; exit 2; }
+mode=$1
+# Absolute paths: the commands run in the temporary directory.
+poprun=$(readlink -f "$2") bench=$(readlink -f "$3") train=$(readlink -f "$4")
+info=$(readlink -f "$5") data=$(readlink -f "$6")
+faults_init "bad-input-$mode"
+mnist=${TRAIN_TEST_DATA:-/usr/share/datasets/fashion-mnist}
+
+# Training data with one broken file each (links to the real files otherwise).
+make_data() { # make_data NAME FILE CONTENT-FILE
+  local d=$FT/data-$1
+  mkdir -p "$d"
+  local f
+  for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte \
+           t10k-labels-idx1-ubyte; do
+    [ -e "$mnist/$f.gz" ] && ln -s "$mnist/$f.gz" "$d/$f.gz"
+  done
+  rm -f "$d/$2.gz"
+  cp "$3" "$d/$2.gz"
+}
+if [ -e "$mnist/train-labels-idx1-ubyte.gz" ]; then
+  make_data trunc train-labels-idx1-ubyte "$data/idx/labels-truncated.gz"
+  make_data corrupt t10k-labels-idx1-ubyte "$data/idx/labels-corrupt.gz"
+  make_data magic train-images-idx3-ubyte "$data/idx/labels-ok.idx"
+  have_mnist=1
+else
+  have_mnist=0
+fi
+# A checkpoint directory holding only a corrupt checkpoint, and one holding the overflowing one.
+mkdir -p "$FT/ckpt-corrupt" "$FT/ckpt-overflow"
+cp "$data/ckpt-flipped-bit.gclt" "$FT/ckpt-corrupt/ckpt-0000000005.gclt"
+cp "$data/ckpt-size-overflow.gclt" "$FT/ckpt-overflow/ckpt-0000000005.gclt"
+echo "not a directory" >"$FT/plainfile"
+chmod 0600 "$FT/ckpt-corrupt"/* "$FT/ckpt-overflow"/*
+
+table=$(cat <<'EOF'
+# ---- gcl-bench: the collective and every option
+2 | name a collective | BENCH
+2 | collective 'foo' | BENCH foo
+2 | collective '' | BENCH ''
+2 | -b '' | BENCH all_reduce -b
+2 | -b 'x' | BENCH all_reduce -b x
+2 | -b '-1' | BENCH all_reduce -b -1
+2 | -b '99999999999G' | BENCH all_reduce -b 99999999999G
+2 | -b '' | BENCH all_reduce -b ''
+2 | -e 'ten' | BENCH all_reduce -e ten
+2 | --minbytes '4Q' | BENCH all_reduce --minbytes 4Q
+2 | --maxbytes '-5' | BENCH all_reduce --maxbytes -5
+2 | -f '1' | BENCH all_reduce -f 1
+2 | -f '0' | BENCH all_reduce -f 0
+2 | --stepfactor 'x' | BENCH all_reduce --stepfactor x
+2 | -n '0' | BENCH all_reduce -n 0
+2 | -n '-3' | BENCH all_reduce -n -3
+2 | --iters '1e99' | BENCH all_reduce --iters 1e99
+2 | -n '99999999999999999999' | BENCH all_reduce -n 99999999999999999999
+2 | -w '-1' | BENCH all_reduce -w -1
+2 | --warmup 'x' | BENCH all_reduce --warmup x
+2 | -t 'f99' | BENCH all_reduce -t f99
+2 | --type '' | BENCH all_reduce --type ''
+2 | -o 'avg' | BENCH all_reduce -o avg
+2 | --op '' | BENCH all_reduce --op ''
+2 | -g 'some' | BENCH all_reduce -g some
+2 | --group 'consecutive:x' | BENCH all_reduce --group consecutive:x
+2 | -g 'orthogonal:0' | BENCH all_reduce -g orthogonal:0
+2 | -r 'x' | BENCH broadcast -r x
+2 | --root '-1' | BENCH broadcast --root -1
+2 | --compare 'foo' | BENCH all_reduce --compare foo
+2 | --replicas '0' | BENCH all_reduce --replicas 0
+2 | --replicas '100000' | BENCH all_reduce --replicas 100000
+2 | --json '' | BENCH all_reduce --json
+2 | --topology '' | BENCH all_reduce --topology
+2 | --bogus | BENCH all_reduce --bogus
+2 | -z | BENCH all_reduce -z
+2 | smallest size is larger than the largest | BENCH all_reduce -b 1M -e 1K
+# An algorithm the collective lacks, an operator its type does not take: refused before
+# anything runs, as the library judges them. A root outside the group: refused once the
+# replica count is known (after gcl_init), before anything runs. A group that does not divide
+# the replicas is still found by the run (exit 1).
+1 | consecutive:3 | BENCH all_reduce -g consecutive:3 -e 4K
+2 | -r '7': expected a rank of the group, 0 to 3 | BENCH broadcast -r 7 -e 4K
+2 | -r '3': expected a rank of the group, 0 to 1 | BENCH broadcast -g consecutive:2 -r 3 -e 4K
+2 | -a 'nope': all_reduce has no such algorithm; expected auto, | BENCH all_reduce -a nope -e 4K
+2 | -a 'ring2': barrier has no such algorithm | BENCH barrier -a ring2
+2 | -o 'logical_and': not defined on f32 | BENCH all_reduce -o logical_and -e 4K
+2 | -o 'mean': not defined on i32 | BENCH all_reduce -t i32 -o mean -e 4K
+2 | -t 'bool': the default operator \(-o sum\) is not defined | BENCH reduce_scatter -t bool
+2 | POD9 | BENCH all_reduce --topology POD9
+2 | bad-decimal.topo:2: | BENCH all_reduce --topology DATA/topo/bad-decimal.topo
+2 | POD16 | BENCH all_reduce --replicas 512 --topology POD16
+1 | /nonexistent/x.json | BENCH all_reduce --json /nonexistent/x.json -e 4K -n 1 -w 0
+# ---- train: every option
+2 | --data needs a value | TRAIN --data
+2 | --train-samples '0' | TRAIN --train-samples 0
+2 | --test-samples 'x' | TRAIN --test-samples x
+2 | --hidden '' | TRAIN --hidden ''
+2 | --hidden '64,,32' | TRAIN --hidden 64,,32
+2 | --hidden '0' | TRAIN --hidden 0
+2 | --hidden '99999999999' | TRAIN --hidden 99999999999
+2 | --hidden '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16' | TRAIN --hidden 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16
+2 | --epochs '0' | TRAIN --epochs 0
+2 | --epochs needs a value | TRAIN --epochs
+2 | --max-steps '-1' | TRAIN --max-steps -1
+2 | --batch-size 'x' | TRAIN --batch-size x
+2 | --batch-size '0' | TRAIN --batch-size 0
+2 | --gradient-accumulation '0' | TRAIN --gradient-accumulation 0
+2 | --optimizer 'rmsprop' | TRAIN --optimizer rmsprop
+2 | --lr '-1' | TRAIN --lr -1
+2 | --lr 'nan' | TRAIN --lr nan
+2 | --lr '1e999' | TRAIN --lr 1e999
+2 | --lr-schedule 'step' | TRAIN --lr-schedule step
+2 | --warmup-steps 'x' | TRAIN --warmup-steps x
+2 | --momentum '2' | TRAIN --momentum 2
+2 | --weight-decay '-0.1' | TRAIN --weight-decay -0.1
+2 | --seed '-3' | TRAIN --seed -3
+2 | --grad-dtype 'i32' | TRAIN --grad-dtype i32
+2 | --grad-scale '0' | TRAIN --grad-scale 0
+2 | --replicas '0' | TRAIN --replicas 0
+2 | --ipus-per-replica '0' | TRAIN --ipus-per-replica 0
+2 | --pipeline-schedule 'zigzag' | TRAIN --pipeline-schedule zigzag
+2 | --checkpoint needs a value | TRAIN --checkpoint
+2 | --checkpoint-every '0' | TRAIN --checkpoint-every 0
+2 | --keep-checkpoints '0' | TRAIN --keep-checkpoints 0
+2 | --resume | TRAIN --resume
+2 | --json needs a value | TRAIN --json
+2 | --save-weights needs a value | TRAIN --save-weights
+2 | --log-every 'x' | TRAIN --log-every x
+2 | --progress 'loud' | TRAIN --progress loud
+2 | --fault 'boom:1' | TRAIN --fault boom:1
+2 | --fault 'kill-after-step:x' | TRAIN --fault kill-after-step:x
+2 | --frobnicate | TRAIN --frobnicate 1
+# ---- train: data files and checkpoints (exit 1: the input, not the command line, is wrong)
+1 | /nonexistent | TRAIN --data /nonexistent
+1 | train-labels-idx1-ubyte.gz: .*unexpected end of file | MNIST TRAIN --data FT/data-trunc --epochs 1
+1 | t10k-labels-idx1-ubyte.gz.*corrupt | MNIST TRAIN --data FT/data-corrupt --epochs 1
+1 | train-images-idx3-ubyte.gz.*not an IDX file | MNIST TRAIN --data FT/data-magic --epochs 1
+1 | FT/plainfile | TRAIN --checkpoint FT/plainfile
+# ---- every GCL_* variable of gcl-info, with a value it refuses
+2 | GCL_LOG_LEVEL | GCL_LOG_LEVEL=loud BENCH all_reduce -e 4K
+2 | GCL_LOG_LEVEL | GCL_LOG_LEVEL= BENCH all_reduce -e 4K
+2 | GCL_LOG_SUBSYS | GCL_LOG_SUBSYS=coll,foo BENCH all_reduce -e 4K
+2 | GCL_TIMEOUT_S | GCL_TIMEOUT_S=abc BENCH all_reduce -e 4K
+2 | GCL_TIMEOUT_S | GCL_TIMEOUT_S=0 BENCH all_reduce -e 4K
+2 | GCL_TIMEOUT_S | GCL_TIMEOUT_S=-1 BENCH all_reduce -e 4K
+2 | GCL_TIMEOUT_S | GCL_TIMEOUT_S=1e10 BENCH all_reduce -e 4K
+2 | GCL_TIMEOUT_S | GCL_TIMEOUT_S=nan BENCH all_reduce -e 4K
+2 | GCL_STALL_WARN_S | GCL_STALL_WARN_S=soon BENCH all_reduce -e 4K
+2 | GCL_STALL_WARN_S | GCL_STALL_WARN_S= BENCH all_reduce -e 4K
+2 | GCL_SPIN_COUNT | GCL_SPIN_COUNT=-2 BENCH all_reduce -e 4K
+2 | GCL_SPIN_COUNT | GCL_SPIN_COUNT=1.5 BENCH all_reduce -e 4K
+2 | GCL_SHM_CHUNK_BYTES | GCL_SHM_CHUNK_BYTES=100 BENCH all_reduce -e 4K
+2 | GCL_SHM_CHUNK_BYTES | GCL_SHM_CHUNK_BYTES=99999999999999999999 BENCH all_reduce -e 4K
+2 | GCL_SHM_CHUNKS | GCL_SHM_CHUNKS=0 BENCH all_reduce -e 4K
+2 | GCL_SHM_CHUNKS | GCL_SHM_CHUNKS=65 BENCH all_reduce -e 4K
+2 | GCL_SHM_SLOTS | GCL_SHM_SLOTS=x BENCH all_reduce -e 4K
+2 | GCL_SHM_DIRECT_BYTES | GCL_SHM_DIRECT_BYTES=1K BENCH all_reduce -e 4K
+2 | GCL_SHM_CMA | GCL_SHM_CMA=2 BENCH all_reduce -e 4K
+2 | GCL_DIRECT_MIN_BYTES | GCL_DIRECT_MIN_BYTES=-1 BENCH all_reduce -e 4K
+2 | GCL_MPI_CHUNK_BYTES | GCL_MPI_CHUNK_BYTES=0 BENCH all_reduce -e 4K
+2 | GCL_TRANSPORT | GCL_TRANSPORT=carrier-pigeon BENCH all_reduce -e 4K
+2 | GCL_OFI_PROVIDER | GCL_OFI_PROVIDER={x80} BENCH all_reduce -e 4K
+2 | GCL_OFI_IFACE | GCL_OFI_IFACE={x80} BENCH all_reduce -e 4K
+2 | GCL_OFI_CHUNK_BYTES | GCL_OFI_CHUNK_BYTES=4095 BENCH all_reduce -e 4K
+2 | GCL_SIM_PHANTOM | GCL_SIM_PHANTOM=2 BENCH all_reduce -e 4K
+2 | GCL_SIM_PHANTOM | GCL_SIM_PHANTOM=yes BENCH all_reduce -e 4K
+2 | POD9 | GCL_TOPOLOGY=POD9 BENCH all_reduce -e 4K
+2 | unknown-key.topo:2: | GCL_TOPOLOGY=DATA/topo/unknown-key.topo BENCH all_reduce -e 4K
+2 | GCL_SIM_REPORT | GCL_SIM_REPORT={x80}{x80}{x80}{x80} BENCH all_reduce -e 4K
+2 | GCL_SIM_TRACE | GCL_SIM_TRACE={x80}{x80}{x80}{x80} BENCH all_reduce -e 4K
+2 | GCL_SIM_TRACE_EVENTS | GCL_SIM_TRACE_EVENTS=0 BENCH all_reduce -e 4K
+2 | GCL_ALLREDUCE_ALGO | GCL_ALLREDUCE_ALGO=nope BENCH all_reduce -e 4K
+2 | GCL_REDUCE_SCATTER_ALGO | GCL_REDUCE_SCATTER_ALGO=ring2 BENCH reduce_scatter -e 4K
+2 | GCL_ALLGATHER_ALGO | GCL_ALLGATHER_ALGO= BENCH all_gather -e 4K
+2 | GCL_BROADCAST_ALGO | GCL_BROADCAST_ALGO=tree BENCH broadcast -e 4K
+2 | GCL_ALLTOALL_ALGO | GCL_ALLTOALL_ALGO=x BENCH all_to_all -e 4K
+2 | GCL_BARRIER_ALGO | GCL_BARRIER_ALGO=butterfly BENCH barrier -e 4K
+2 | GCL_TIMEOUT_S | GCL_TIMEOUT_S=abc TRAIN --epochs 1
+# ---- poprun: what tests/unit/poprun/cli.sh lacks
+2 | unknown-key.topo:2: | POPRUN --topology DATA/topo/unknown-key.topo BENCH all_reduce
+2 | binary.topo:1: | POPRUN --topology DATA/topo/binary.topo BENCH all_reduce
+2 | GCL_SHM_SLOTS | GCL_SHM_SLOTS=0 POPRUN --num-replicas 4 --num-instances 2 BENCH all_reduce -e 4K
+EOF
+)
+
+# Every variable that gcl-info lists has a row above.
+for v in $("$info" | grep -o '^GCL_[A-Z0-9_]*'); do
+  grep -q "| $v=" <<<"$table" || fail "no row for $v (gcl-info lists it)"
+done
+
+# count_lines PROGRAM STATUS FILE: the lines of FILE as strict mode counts them (see the top).
+count_lines() {
+  if [ "$1" != "$poprun" ]; then
+    wc -l <"$3"
+    return
+  fi
+  { grep -Ev "^poprun: instance [0-9]+ \(host [^)]*\) exited with status $2\$" "$3" || true; } |
+    sed -E 's/^\[instance [0-9]+\] //; s/^[^ :]+:[0-9]+:[0-9-]+\/[0-9-]+ GCL /GCL /' |
+    sort -u | wc -l
+}
+
+failures=() multi=()
+rows=0
+while IFS= read -r row; do
+  case $row in '#'* | '') continue ;; esac
+  want=$(sed 's/ *|.*//' <<<"$row")
+  pattern=$(sed 's/^[^|]*| //; s/ | .*//' <<<"$row")
+  cmd=$(sed 's/^[^|]*|[^|]*| //' <<<"$row")
+  cmd=${cmd//\{x80\}/$(printf 'x%.0s' {1..80})}
+  pattern=${pattern//FT/$FT}
+  pattern=${pattern//DATA/$data}
+  [[ $cmd == MNIST* ]] && { [ "$have_mnist" -eq 1 ] || continue; cmd=${cmd#MNIST }; }
+  # The words, with the placeholders filled in ('' is an empty word).
+  words=() envs=()
+  for w in $cmd; do
+    case $w in
+      BENCH) w=$bench ;; TRAIN) w=$train ;; POPRUN) w=$poprun ;;
+      "''") w= ;;
+    esac
+    w=${w//FT/$FT}
+    w=${w//DATA/$data}
+    if [ ${#words[@]} -eq 0 ] && [[ $w == GCL_*=* ]]; then envs+=("$w"); else words+=("$w"); fi
+  done
+  rows=$((rows + 1))
+  status=0
+  (cd "$FT" && marked env "${envs[@]}" timeout -k 5 30 "${words[@]}" >"$FT/out" 2>"$FT/err" </dev/null) ||
+    status=$?
+  problem=
+  if [ "$status" -ge 124 ]; then
+    problem="exit status $status (a signal or a hang)"
+  elif [ "$status" -ne "${want%/*}" ] && [ "$status" -ne "${want#*/}" ]; then
+    problem="exit status $status, expected $want"
+  elif ! grep -Eq -- "$pattern" "$FT/err"; then
+    problem="no line on stderr matches /$pattern/"
+  fi
+  if [ -n "$problem" ]; then
+    failures+=("$cmd: $problem")
+    echo "FAIL  $cmd: $problem"
+    sed 's/^/      stderr: /' "$FT/err" | head -5
+    continue
+  fi
+  lines=$(count_lines "${words[0]}" "$status" "$FT/err")
+  if [ "$lines" -ne 1 ]; then
+    multi+=("$cmd ($lines lines)")
+    echo "ok    $cmd: status $status; $lines lines on stderr:"
+    sed 's/^/      /' "$FT/err" | head -4
+  else
+    echo "ok    $cmd: status $status: $(tr '\n' ' ' <"$FT/err")"
+  fi
+done <<<"$table"
+wait_no_marked 10 || fail "processes are left"
+[ "$rows" -gt 100 ] || fail "only $rows rows ran"
+[ ${#failures[@]} -eq 0 ] || fail "${#failures[@]} of $rows rows failed: $(printf '%s; ' "${failures[@]}")"
+if [ "$mode" = strict ] && [ ${#multi[@]} -gt 0 ]; then
+  fail "$rows rows refused with the right status and message, but ${#multi[@]} print more than" \
+    "one line on stderr: $(printf '%s; ' "${multi[@]}")"
+fi
+pass "$rows rows: each refused with the right status and a line naming the problem" \
+  "(${#multi[@]} with more than one line)"

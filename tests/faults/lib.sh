@@ -1,0 +1,123 @@
+# shellcheck shell=bash
+# Shared helpers of the tests/faults scripts (sourced, not run).
+#
+# Every script calls faults_init NAME first. That makes a private temporary directory ($FT), a
+# marker unique to this run ($MARK) and an EXIT trap that kills every process carrying the marker
+# and removes the directory, whether the test passes, fails or is interrupted. Commands of a
+# job are started through `marked CMD...`, which puts GCL_FAULTS_MARK=$MARK in their
+# environment; poprun, mpirun, the instance wrappers and the programs all inherit it, so a test
+# finds exactly its own processes even when other tests run alongside.
+#
+# Leftovers are judged the same way whatever else runs on the machine: an entry of /dev/shm
+# (a /gcl-* host box, an OpenMPI vader segment) or an OpenMPI session directory is a leak of
+# this run when it appeared since the snapshot and no live process holds it.
+
+faults_init() {
+  FAULTS_NAME=$1
+  FT=$(mktemp -d "${TMPDIR:-/tmp}/gcl-faults-$1.XXXXXX")
+  MARK="gclfaults-$1-$$-$RANDOM$RANDOM"
+  FAULTS_BG=()
+  trap faults_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+faults_cleanup() {
+  local rc=$?
+  local p
+  for p in $(marked_pids); do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${FAULTS_BG[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "${FT:-}" ] && rm -rf "$FT"
+  exit "$rc"
+}
+
+fail() {
+  echo "FAIL ($FAULTS_NAME): $*" >&2
+  exit 1
+}
+
+skip() {
+  echo "SKIP ($FAULTS_NAME): $*"
+  exit 77
+}
+
+pass() {
+  echo "PASS ($FAULTS_NAME): $*"
+}
+
+# marked CMD ARGS...: runs CMD with this run's marker in its environment. (Started with &, $!
+# is then a subshell that waits for CMD: use `env GCL_FAULTS_MARK="$MARK" CMD... &` to signal
+# CMD itself.)
+marked() {
+  env GCL_FAULTS_MARK="$MARK" "$@"
+}
+
+# The pids of every live process that carries this run's marker.
+marked_pids() {
+  [ -n "${MARK:-}" ] || return 0
+  # -z reads NUL-separated variables, and so also ends each file name with a NUL.
+  grep -lsaz -- "^GCL_FAULTS_MARK=$MARK\$" /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' |
+    sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' || true
+}
+
+# instance_pid INDEX COMM: the pid of the marked process named COMM (its program, not poprun's
+# wrapper) of instance INDEX, or nothing.
+instance_pid() {
+  local p
+  for p in $(marked_pids); do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] || continue
+    grep -qsaz -- "^POPDIST_INSTANCE_INDEX=$1\$" "/proc/$p/environ" && echo "$p" && return 0
+  done
+  return 0
+}
+
+# wait_no_marked SECONDS: waits until no process carries the marker; fails after SECONDS.
+wait_no_marked() {
+  local deadline=$((SECONDS + $1))
+  while [ -n "$(marked_pids)" ]; do
+    [ $SECONDS -lt "$deadline" ] || return 1
+    sleep 0.1
+  done
+}
+
+now_ms() {
+  date +%s%3N
+}
+
+# snapshot FILE: what /dev/shm and the OpenMPI session directories hold now.
+snapshot() {
+  { ls -1 /dev/shm 2>/dev/null | sed 's|^|shm |'
+    ls -1d /tmp/ompi.*/* 2>/dev/null | sed 's|^|ompi |'; } | sort >"$1"
+}
+
+# held NAME: whether a live process maps /dev/shm/NAME or has it open.
+held() {
+  grep -qsF -- "/dev/shm/$1" /proc/[0-9]*/maps 2>/dev/null && return 0
+  find /proc/[0-9]*/fd -lname "/dev/shm/$1*" 2>/dev/null | grep -q .
+}
+
+# leaks BEFORE: prints every entry that appeared since the snapshot BEFORE and that nobody holds
+# (looked at twice, a second apart, so that another job's segment between its creation and its
+# mapping is not taken for a leak). Prints nothing when nothing leaked.
+leaks() {
+  local after="$FT/snapshot.after" cand="$FT/leak.cand" kind name
+  snapshot "$after"
+  comm -13 "$1" "$after" >"$cand" || true
+  [ -s "$cand" ] || return 0
+  sleep 1
+  while read -r kind name; do
+    case $kind in
+      shm)
+        [ -e "/dev/shm/$name" ] || continue
+        held "$name" || echo "/dev/shm/$name"
+        ;;
+      ompi) # /tmp/ompi.HOST.UID/pid.N belongs to mpirun N while it lives
+        [ -e "$name" ] || continue
+        local pid=${name##*/pid.}
+        case $pid in *[!0-9]*) continue ;; esac
+        kill -0 "$pid" 2>/dev/null || echo "$name"
+        ;;
+    esac
+  done <"$cand"
+}

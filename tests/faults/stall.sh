@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# stall.sh CASE POPRUN FAULTS_STALL
+#
+# The stall inspector. Replica 3 of 4 (instance 1 of 2) enters a collective late, while the
+# other replicas already wait in it.
+#   warn      GCL_STALL_WARN_S=1, 3 s late: each waiting replica logs one warning naming
+#             "not in this call yet: replica 3 (instance 1 on host H, pid P)"; the call then
+#             completes and the job exits 0.
+#   quiet     no GCL_STALL_WARN_S (default 60), 2 s late: no warning at all, exit 0.
+#   timeout   GCL_TIMEOUT_S=2, 30 s late: each waiting replica fails with GCL_ERR_TIMEOUT,
+#             "no progress for 2.0 s (GCL_TIMEOUT_S); not in this call yet: replica 3 (instance
+#             1 ...)", or with GCL_ERR_ABORTED when another IPU of its instance timed out first;
+#             poprun exits non-zero naming a failed instance; every process is gone well before
+#             the late replica would have woken.
+#   mpi       as warn, over GCL_TRANSPORT=mpi, with a barrier.
+#   single    as warn, one instance of 4 replicas without poprun: "instance 0".
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+[ $# -eq 3 ] || { echo "usage: $0 warn|quiet|timeout|mpi|single POPRUN FAULTS_STALL" >&2; exit 2; }
+case=$1 poprun=$2 prog=$3
+faults_init "stall-$case"
+out=$FT/out
+status=0
+t0=$(now_ms)
+case $case in
+  warn) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=60 \
+          "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 3 >"$out" 2>&1 || status=$? ;;
+  quiet) marked env -u GCL_STALL_WARN_S GCL_TIMEOUT_S=60 \
+          "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 2 >"$out" 2>&1 || status=$? ;;
+  timeout) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=2 \
+          "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 30 >"$out" 2>&1 || status=$? ;;
+  mpi) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=60 GCL_TRANSPORT=mpi \
+          "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 3 barrier >"$out" 2>&1 ||
+          status=$? ;;
+  single) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=60 "$prog" 3 3 >"$out" 2>&1 || status=$? ;;
+  *) fail "unknown case $case" ;;
+esac
+elapsed=$(($(now_ms) - t0))
+wait_no_marked 10 || fail "processes of the job are left 10 s after it ended"
+cat "$out"
+
+late_inst=1
+[ "$case" = single ] && late_inst=0
+who="replica 3 \\(instance $late_inst on host [^,]*, pid [0-9]+\\)"
+warned() { grep -E "^(\[instance [0-9]\] )?[^ ]*:[0-9]+:[0-9]/$1 GCL WARN coll: .*stalled for [0-9.]+ s \(GCL_STALL_WARN_S\); not in this call yet: $who" "$out"; }
+
+case $case in
+  warn | mpi | single)
+    [ "$status" -eq 0 ] || fail "exit status $status: the late replica should have been waited for"
+    for r in 0 1 2; do
+      [ "$(warned "$r" | wc -l)" -eq 1 ] || fail "replica $r did not warn exactly once naming $who"
+    done
+    warned 3 >/dev/null && fail "the late replica itself warned"
+    [ "$(grep -c 'faults-stall: replica [0-3]: GCL_OK' "$out")" -eq 4 ] ||
+      fail "not every replica completed the call"
+    ;;
+  quiet)
+    [ "$status" -eq 0 ] || fail "exit status $status"
+    grep -q 'GCL_STALL_WARN_S' "$out" && fail "a 2 s stall warned with the default GCL_STALL_WARN_S"
+    ;;
+  timeout)
+    [ "$status" -ne 0 ] || fail "the job exited 0 although it timed out"
+    grep -Eq '^poprun: instance [01] \(host [^)]*\) (exited with status [1-9]|was killed)' "$out" ||
+      fail "poprun did not name a failed instance"
+    # Each waiting replica times out naming the late one, unless another IPU of its own
+    # instance timed out first: then gcl_run aborts it (GCL_ERR_ABORTED), by design. Each
+    # instance has at least one replica that timed out (instance 0: replicas 0-1; 1: 2).
+    timed_out() { grep -Eq "faults-stall: replica $1: GCL_ERR_TIMEOUT: .*no progress for [0-9.]+ s \(GCL_TIMEOUT_S\); not in this call yet: $who" "$out"; }
+    for r in 0 1 2; do
+      timed_out "$r" || grep -q "faults-stall: replica $r: GCL_ERR_ABORTED: .*another IPU of this instance failed" "$out" ||
+        fail "replica $r neither failed with GCL_ERR_TIMEOUT naming $who nor was aborted"
+    done
+    timed_out 0 || timed_out 1 || fail "no replica of instance 0 timed out naming $who"
+    timed_out 2 || fail "replica 2 did not time out naming $who"
+    [ "$elapsed" -lt 20000 ] || fail "the job took $elapsed ms: the timeout did not end it"
+    ;;
+esac
+pass "$case: as expected in $elapsed ms"

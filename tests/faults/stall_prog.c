@@ -1,0 +1,84 @@
+/*
+ * faults-stall LATE SECONDS [COLLECTIVE]: replica LATE sleeps SECONDS before it enters
+ * COLLECTIVE (all_reduce by default; or barrier, broadcast, all_to_all), while every other
+ * replica is already waiting in it. What the others see is up to GCL_STALL_WARN_S (a warning
+ * that names the late replica and its instance) and GCL_TIMEOUT_S (GCL_ERR_TIMEOUT naming it).
+ * Public API only.
+ *
+ * Each replica prints "faults-stall: replica R: STATUS: error text". Exit status 0 when every
+ * local replica returned GCL_OK, 1 otherwise, 2 for a usage error.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gcl/gcl.h"
+
+typedef struct {
+    int late;
+    double seconds;
+    const char *coll;
+    atomic_int failed;
+} job_t;
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static gcl_status_t program(gcl_ctx_t ctx, void *arg)
+{
+    job_t *j = arg;
+    gcl_comm_t comm;
+    if (gcl_comm_create(ctx, gcl_group_all(), &comm) != GCL_OK)
+        return GCL_ERR_INTERNAL;
+    int n = gcl_ctx_num_replicas(ctx);
+    float *buf = calloc((size_t)n * 256, sizeof(float));
+    if (!buf) {
+        gcl_comm_destroy(comm);
+        return GCL_ERR_NO_HOST_MEMORY;
+    }
+    if (gcl_ctx_replica(ctx) == j->late)
+        sleep_s(j->seconds);
+    gcl_status_t rc;
+    if (!strcmp(j->coll, "barrier"))
+        rc = gcl_barrier(comm);
+    else if (!strcmp(j->coll, "broadcast"))
+        rc = gcl_broadcast(comm, buf, buf, 256, GCL_F32, 0);
+    else if (!strcmp(j->coll, "all_to_all"))
+        rc = gcl_all_to_all(comm, buf, buf, 256, GCL_F32);
+    else
+        rc = gcl_all_reduce(comm, buf, buf, 256, GCL_F32, GCL_SUM);
+    printf("faults-stall: replica %d: %s: %s\n", gcl_ctx_replica(ctx), gcl_status_name(rc),
+           gcl_last_error(comm));
+    fflush(stdout);
+    atomic_fetch_add(&j->failed, rc != GCL_OK);
+    free(buf);
+    gcl_comm_destroy(comm);
+    /* A failure fails gcl_run, so the instance exits at once instead of waiting for the others
+     * in gcl_finalize (which waits, without a timeout, for every instance whose run went well). */
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    char *end = NULL;
+    job_t j = {.late = argc >= 3 ? atoi(argv[1]) : -1, .coll = argc == 4 ? argv[3] : "all_reduce"};
+    j.seconds = argc >= 3 ? strtod(argv[2], &end) : -1;
+    if (argc < 3 || argc > 4 || !end || *end || j.seconds < 0 || j.seconds > 3600) {
+        fprintf(stderr, "usage: faults-stall LATE_REPLICA SECONDS [COLLECTIVE]\n");
+        return 2;
+    }
+    gcl_config_t cfg = {4, 1};
+    gcl_instance_t inst;
+    if (gcl_init(&cfg, &inst) != GCL_OK)
+        return 1;
+    gcl_status_t rc = gcl_run(inst, program, &j);
+    int ok = rc == GCL_OK && atomic_load(&j.failed) == 0;
+    gcl_finalize(inst);
+    return ok ? 0 : 1;
+}
