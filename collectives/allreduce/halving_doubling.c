@@ -90,25 +90,13 @@ static int build(const coll_args_t *a, coll_schedule_t *s)
         coll_copy(s, COLL_BUF_OUT, 0, COLL_BUF_IN, 0, c);
         return coll_schedule_status(s);
     }
-    if (r < 2 * f.extra) {
-        coll_step(s);
-        if (f.newrank < 0)
-            coll_send(s, r + 1, COLL_BUF_IN, 0, c);
-        else
-            coll_recv_reduce(s, r - 1, COLL_BUF_OUT, 0, COLL_BUF_IN, 0, c, COLL_OPF_SWAP);
-    }
+    coll_pof2_fold_in(s, &f, r, COLL_BUF_OUT, c);
     if (f.newrank >= 0) {
         coll_buf_t cur = r < 2 * f.extra ? COLL_BUF_OUT : COLL_BUF_IN;
         int lo = halve(&h, s, cur, a->op == COLL_MEAN);
         double_up(&h, s, lo);
     }
-    if (r < 2 * f.extra) {
-        coll_step(s);
-        if (f.newrank < 0)
-            coll_recv(s, r + 1, COLL_BUF_OUT, 0, c);
-        else
-            coll_send(s, r - 1, COLL_BUF_OUT, 0, c);
-    }
+    coll_pof2_fold_out(s, &f, r, COLL_BUF_OUT, 0, c);
     return coll_schedule_status(s);
 }
 

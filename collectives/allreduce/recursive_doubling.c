@@ -45,14 +45,10 @@ static int build(const coll_args_t *a, coll_schedule_t *s)
     coll_buf_t cur = COLL_BUF_IN;
     s->tmp_count = c;
 
-    if (r < 2 * f.extra) { /* pair up: the even rank hands its input to the odd one */
-        coll_step(s);
-        if (f.newrank < 0)
-            coll_send(s, r + 1, COLL_BUF_IN, 0, c);
-        else
-            coll_recv_reduce(s, r - 1, COLL_BUF_TMP, 0, COLL_BUF_IN, 0, c, COLL_OPF_SWAP);
-        cur = f.newrank < 0 ? COLL_BUF_IN : COLL_BUF_TMP;
-    }
+    /* Pair up: the even rank hands its input to the odd one, which continues from TMP. */
+    coll_pof2_fold_in(s, &f, r, COLL_BUF_TMP, c);
+    if (r < 2 * f.extra && f.newrank >= 0)
+        cur = COLL_BUF_TMP;
     if (f.newrank >= 0) {
         for (int mask = 1; mask < f.p; mask <<= 1)
             cur = exchange(s, r, coll_pof2_rank(&f, f.newrank ^ mask), cur, c);
@@ -65,13 +61,7 @@ static int build(const coll_args_t *a, coll_schedule_t *s)
         if (a->op == COLL_MEAN)
             coll_divide_op(s, COLL_BUF_OUT, 0, c);
     }
-    if (r < 2 * f.extra) { /* hand the result back */
-        coll_step(s);
-        if (f.newrank < 0)
-            coll_recv(s, r + 1, COLL_BUF_OUT, 0, c);
-        else
-            coll_send(s, r - 1, COLL_BUF_OUT, 0, c);
-    }
+    coll_pof2_fold_out(s, &f, r, COLL_BUF_OUT, 0, c); /* hand the result back */
     return coll_schedule_status(s);
 }
 

@@ -16,14 +16,7 @@ static int build(const coll_args_t *a, coll_schedule_t *s)
 {
     int n = a->nranks, r = a->rank;
     uint64_t c = a->count;
-    s->tmp_count = (uint64_t)(n - 1) * c;
-    coll_step(s);
-    for (int q = 0; q < n; q++) {
-        if (q == r)
-            continue;
-        coll_send(s, q, COLL_BUF_IN, (uint64_t)q * c, c);
-        coll_recv(s, q, COLL_BUF_TMP, (uint64_t)(q < r ? q : q - 1) * c, c);
-    }
+    coll_exchange_blocks(s, n, r, c);
     /* The fold writes OUT (block r of IN when in place), which no send of this step reads. */
     coll_fold_ranks(s, n, r, 0, COLL_BUF_IN, (uint64_t)r * c, 0, c, c);
     if (a->op == COLL_MEAN)

@@ -73,22 +73,10 @@ static int build(const coll_args_t *a, coll_schedule_t *s)
     }
     uint64_t all = (uint64_t)n * h.c;
     s->tmp_count = all;
-    if (r < 2 * h.f.extra) {
-        coll_step(s);
-        if (h.f.newrank < 0)
-            coll_send(s, r + 1, COLL_BUF_IN, 0, all);
-        else
-            coll_recv_reduce(s, r - 1, COLL_BUF_TMP, 0, COLL_BUF_IN, 0, all, COLL_OPF_SWAP);
-    }
+    coll_pof2_fold_in(s, &h.f, r, COLL_BUF_TMP, all);
     if (h.f.newrank >= 0)
         halve(&h, a, s, r < 2 * h.f.extra ? COLL_BUF_TMP : COLL_BUF_IN);
-    if (r < 2 * h.f.extra) {
-        coll_step(s);
-        if (h.f.newrank < 0)
-            coll_recv(s, r + 1, COLL_BUF_OUT, 0, h.c);
-        else
-            coll_send(s, r - 1, COLL_BUF_TMP, (uint64_t)(r - 1) * h.c, h.c);
-    }
+    coll_pof2_fold_out(s, &h.f, r, COLL_BUF_TMP, (uint64_t)(r - 1) * h.c, h.c);
     return coll_schedule_status(s);
 }
 

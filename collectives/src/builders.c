@@ -40,6 +40,42 @@ int coll_pof2_rank(const coll_pof2_t *f, int nr)
     return nr < f->extra ? 2 * nr + 1 : nr + f->extra;
 }
 
+void coll_pof2_fold_in(coll_schedule_t *s, const coll_pof2_t *f, int rank, coll_buf_t acc,
+                       uint64_t len)
+{
+    if (rank >= 2 * f->extra)
+        return;
+    coll_step(s);
+    if (f->newrank < 0)
+        coll_send(s, rank + 1, COLL_BUF_IN, 0, len);
+    else
+        coll_recv_reduce(s, rank - 1, acc, 0, COLL_BUF_IN, 0, len, COLL_OPF_SWAP);
+}
+
+void coll_pof2_fold_out(coll_schedule_t *s, const coll_pof2_t *f, int rank, coll_buf_t from,
+                        uint64_t from_off, uint64_t len)
+{
+    if (rank >= 2 * f->extra)
+        return;
+    coll_step(s);
+    if (f->newrank < 0)
+        coll_recv(s, rank + 1, COLL_BUF_OUT, 0, len);
+    else
+        coll_send(s, rank - 1, from, from_off, len);
+}
+
+void coll_exchange_blocks(coll_schedule_t *s, int n, int rank, uint64_t count)
+{
+    s->tmp_count = (uint64_t)(n - 1) * count;
+    coll_step(s);
+    for (int q = 0; q < n; q++) {
+        if (q == rank)
+            continue;
+        coll_send(s, q, COLL_BUF_IN, (uint64_t)q * count, count);
+        coll_recv(s, q, COLL_BUF_TMP, (uint64_t)(q < rank ? q : q - 1) * count, count);
+    }
+}
+
 void coll_block_range(uint64_t count, int nblocks, int lo, int w, uint64_t *off, uint64_t *len)
 {
     uint64_t end, last;

@@ -34,6 +34,20 @@ typedef struct {
 void coll_pof2_init(coll_pof2_t *f, int n, int rank);
 /* The group rank of new rank NR. */
 int coll_pof2_rank(const coll_pof2_t *f, int nr);
+/* The pairing step before the main phase (a step of its own; nothing for ranks >= 2*extra): an
+ * even rank sends LEN elements of IN to the odd one above it, which folds them with its own IN
+ * into ACC (lower rank first). */
+void coll_pof2_fold_in(coll_schedule_t *s, const coll_pof2_t *f, int rank, coll_buf_t acc,
+                       uint64_t len);
+/* The step after it: the odd rank sends LEN elements of FROM at FROM_OFF back to the even one,
+ * which receives them at the start of OUT. */
+void coll_pof2_fold_out(coll_schedule_t *s, const coll_pof2_t *f, int rank, coll_buf_t from,
+                        uint64_t from_off, uint64_t len);
+
+/* One step in which every rank sends block q (of COUNT elements) of IN to rank q and receives
+ * rank q's block for it into TMP, slot q (q < RANK) or q - 1 (q > RANK); sets tmp_count to the
+ * n - 1 blocks. Direct all_to_all and reduce_scatter start with it. */
+void coll_exchange_blocks(coll_schedule_t *s, int n, int rank, uint64_t count);
 
 /* Elements [*off, *off + *len) of blocks LO .. LO+W-1 when COUNT elements form NBLOCKS blocks
  * (coll_block): consecutive blocks are contiguous, so any run of them is one range. */
