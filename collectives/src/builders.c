@@ -117,3 +117,39 @@ void coll_fold_ranks(coll_schedule_t *s, int n, int rank, uint64_t out_off, coll
         coll_reduce_op(s, COLL_BUF_OUT, out_off, COLL_BUF_TMP,
                        tmp_off + (uint64_t)(q - 1) * tmp_stride, len, 0);
 }
+
+uint64_t coll_canon_tmp(int n, uint64_t stride)
+{
+    return (uint64_t)(n + coll_canon_depth(n)) * stride;
+}
+
+void coll_canon_fold_ops(coll_schedule_t *s, int n, coll_redop_t op, uint64_t out_off,
+                         uint64_t tmp_off, uint64_t stride, uint64_t len)
+{
+    enum { INSN_MAX = 1024 };
+    coll_canon_insn_t insn[INSN_MAX];
+    int nslots;
+    if (n - 1 > INSN_MAX) { /* groups this large build their ops in pieces of the tree */
+        s->failed = 1;
+        return;
+    }
+    int k = coll_canon_program(n, insn, &nslots);
+    if (k == 0)
+        coll_copy(s, COLL_BUF_OUT, out_off, COLL_BUF_TMP, tmp_off, len);
+    for (int i = 0; i < k; i++) {
+        /* Where an operand code lives: a leaf or a scratch slot in TMP, or the result in OUT. */
+        coll_buf_t db = insn[i].dst == COLL_CANON_RESULT ? COLL_BUF_OUT : COLL_BUF_TMP;
+        uint64_t doff = insn[i].dst == COLL_CANON_RESULT
+                            ? out_off
+                            : tmp_off + (uint64_t)(n - 1 - insn[i].dst) * stride;
+        uint64_t loff = insn[i].left >= 0 ? tmp_off + (uint64_t)insn[i].left * stride
+                                          : tmp_off + (uint64_t)(n - 1 - insn[i].left) * stride;
+        uint64_t roff = insn[i].right >= 0 ? tmp_off + (uint64_t)insn[i].right * stride
+                                           : tmp_off + (uint64_t)(n - 1 - insn[i].right) * stride;
+        if (!(db == COLL_BUF_TMP && doff == loff))
+            coll_copy(s, db, doff, COLL_BUF_TMP, loff, len);
+        coll_reduce_op(s, db, doff, COLL_BUF_TMP, roff, len, 0);
+    }
+    if (op == COLL_MEAN)
+        coll_divide_op(s, COLL_BUF_OUT, out_off, len);
+}

@@ -6,6 +6,7 @@
 #define COLL_BUILDERS_H
 
 #include "coll/algo.h"
+#include "coll/canon.h"
 
 /* X modulo N in 0 .. n-1, also for negative X. */
 static inline int coll_mod(int x, int n)
@@ -67,6 +68,31 @@ int coll_nsegments(const coll_args_t *a, uint64_t len);
  */
 void coll_fold_ranks(coll_schedule_t *s, int n, int rank, uint64_t out_off, coll_buf_t own,
                      uint64_t own_off, uint64_t tmp_off, uint64_t tmp_stride, uint64_t len);
+
+/*
+ * Appends local ops that fold N contributions of LEN elements along the canonical tree
+ * (coll/canon.h) into OUT[out_off, +len). Contribution k sits in TMP at tmp_off + k * stride
+ * (every rank's, its own included: the caller copies its own there first); the tree's partial
+ * values use TMP from tmp_off + n * stride on, coll_canon_depth(n) slots of STRIDE. Every rank
+ * that runs it on the same contributions gets the same bits as coll_canon_fold. MEAN is
+ * divided here too.
+ */
+void coll_canon_fold_ops(coll_schedule_t *s, int n, coll_redop_t op, uint64_t out_off,
+                         uint64_t tmp_off, uint64_t stride, uint64_t len);
+/* TMP elements coll_canon_fold_ops uses for N contributions of STRIDE: (n + depth) * stride. */
+uint64_t coll_canon_tmp(int n, uint64_t stride);
+
+/* The canonical all_reduce across hosts (allreduce/canonical_hosts.c), for the layouts of
+ * coll_canon_host_blocks. */
+/* Its chunks: about COLL_CANON_CHUNKS of them, each of 1 to 16 MiB. Every step of the pipeline
+ * waits for all of its transfers, so a step costs a synchronisation of the ranks on top of its
+ * bytes: over 2 namespace hosts x 2 instances (2 cores), a 256 MiB all_reduce in 1 MiB chunks
+ * (259 steps) reached 0.47 GB/s busbw, in 4 MiB 0.80 and in 16 MiB 0.87, while 16 MiB vectors
+ * gained nothing from chunks above 1 MiB (gcl-bench --compare mpi, X_CHUNK experiment). */
+#define COLL_CANON_CHUNK_MIN ((size_t)1 << 20)
+#define COLL_CANON_CHUNK_MAX ((size_t)16 << 20)
+#define COLL_CANON_CHUNKS    16
+int coll_canon_hosts_build(const coll_args_t *a, coll_schedule_t *s, int hosts, int per_host);
 
 /* Operand order for a reduction between this rank and PEER's data: the lower rank's data is
  * the left operand, so both sides of a pairwise exchange compute the same bits. Returns the

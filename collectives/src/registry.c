@@ -5,14 +5,15 @@
 #include "coll/algo.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 extern const coll_algo_t coll_allreduce_clockwise_ring, coll_allreduce_anticlockwise_ring,
     coll_allreduce_bidirectional_ring_pair, coll_allreduce_meet_in_middle_ring,
     coll_allreduce_broadcast, coll_allreduce_recursive_doubling, coll_allreduce_halving_doubling,
-    coll_allreduce_double_binary_tree, coll_allreduce_hierarchical;
+    coll_allreduce_double_binary_tree, coll_allreduce_hierarchical, coll_allreduce_canonical;
 extern const coll_algo_t coll_reducescatter_ring, coll_reducescatter_recursive_halving,
-    coll_reducescatter_direct;
+    coll_reducescatter_direct, coll_reducescatter_canonical;
 extern const coll_algo_t coll_allgather_ring, coll_allgather_bruck, coll_allgather_direct;
 extern const coll_algo_t coll_broadcast_binomial_tree, coll_broadcast_scatter_allgather,
     coll_broadcast_chain;
@@ -29,11 +30,13 @@ static const coll_algo_t *const allreduce_algos[] = {
     &coll_allreduce_halving_doubling,
     &coll_allreduce_double_binary_tree,
     &coll_allreduce_hierarchical,
+    &coll_allreduce_canonical,
 };
 static const coll_algo_t *const reducescatter_algos[] = {
     &coll_reducescatter_ring,
     &coll_reducescatter_recursive_halving,
     &coll_reducescatter_direct,
+    &coll_reducescatter_canonical,
 };
 static const coll_algo_t *const allgather_algos[] = {
     &coll_allgather_ring,
@@ -166,4 +169,32 @@ int coll_build(const coll_algo_t *algo, const coll_args_t *a, coll_schedule_t *s
         return coll_schedule_status(s);
     }
     return algo->build(a, s);
+}
+
+int coll_algo_select(const coll_args_t *a, const char *name, const coll_algo_t **out, char *why,
+                     unsigned len)
+{
+    *out = NULL;
+    if (!why)
+        len = 0;
+    const coll_algo_t *algo = name ? coll_algo_find(a->coll, name) : NULL;
+    if (!algo) {
+        size_t n, used;
+        const coll_algo_t *const *list = coll_algo_list(a->coll, &n);
+        used = (size_t)snprintf(why, len, "%s has no algorithm called \"%s\"; it has auto",
+                                coll_collective_name(a->coll), name ? name : "");
+        for (size_t i = 0; i < n && why && used < len; i++)
+            used += (size_t)snprintf(why + used, len - used, ", %s", list[i]->name);
+        return -EINVAL;
+    }
+    const char *reason = NULL;
+    if (algo->supports && algo->supports(a, &reason) != 0) {
+        snprintf(why, len, "%s cannot run this %s: %s", name, coll_collective_name(a->coll),
+                 reason ? reason : "unsupported");
+        return -EINVAL;
+    }
+    snprintf(why, len, "%s of %llu bytes over %d ranks: %s (forced)", coll_collective_name(a->coll),
+             (unsigned long long)(a->count * a->elem_size), a->nranks, name);
+    *out = algo;
+    return 0;
 }

@@ -115,6 +115,29 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
     return 2;
 }
 
+/* What no single option shows: the operator against the type, the sizes' order, --check. */
+static int check_options(const bench_opts_t *o, int op_given)
+{
+    /* The operator of a reducing collective must suit its type, as the library judges it. */
+    const char *why;
+    if ((!strcmp(o->collective, "all_reduce") || !strcmp(o->collective, "reduce_scatter")) &&
+        gcl_redop_check(o->type, o->op, &why)) {
+        char want[256];
+        if (op_given) {
+            snprintf(want, sizeof want, "not defined on %s (-t): %s", gcl_dtype_name(o->type), why);
+            return bad("-o", gcl_redop_name(o->op), want);
+        }
+        snprintf(want, sizeof want, "the default operator (-o %s) is not defined on it: %s",
+                 gcl_redop_name(o->op), why);
+        return bad("-t", gcl_dtype_name(o->type), want);
+    }
+    if (o->min_bytes > o->max_bytes)
+        return bad("-b", "", "the smallest size is larger than the largest (-e)");
+    if (o->check && o->phantom)
+        return bad("--check", "", "cannot check phantom buffers (they hold no data)");
+    return 0;
+}
+
 int bench_parse(int argc, char **argv, bench_opts_t *o)
 {
     *o = (bench_opts_t){.min_bytes = 1024,
@@ -164,22 +187,5 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
         if (option(o, opt, argv[++i]))
             return 2;
     }
-    /* The operator of a reducing collective must suit its type, as the library judges it. */
-    const char *why;
-    if ((!strcmp(o->collective, "all_reduce") || !strcmp(o->collective, "reduce_scatter")) &&
-        gcl_redop_check(o->type, o->op, &why)) {
-        char want[256];
-        if (op_given) {
-            snprintf(want, sizeof want, "not defined on %s (-t): %s", gcl_dtype_name(o->type), why);
-            return bad("-o", gcl_redop_name(o->op), want);
-        }
-        snprintf(want, sizeof want, "the default operator (-o %s) is not defined on it: %s",
-                 gcl_redop_name(o->op), why);
-        return bad("-t", gcl_dtype_name(o->type), want);
-    }
-    if (o->min_bytes > o->max_bytes)
-        return bad("-b", "", "the smallest size is larger than the largest (-e)");
-    if (o->check && o->phantom)
-        return bad("--check", "", "cannot check phantom buffers (they hold no data)");
-    return 0;
+    return check_options(o, op_given);
 }

@@ -38,11 +38,11 @@ int main(int argc, char **argv)
     const char *env_phantom = getenv("GCL_SIM_PHANTOM");
     if (env_phantom && !strcmp(env_phantom, "1")) /* poprun --offline-mode */
         o.phantom = 1;
-    if (o.phantom)
-        setenv("GCL_SIM_PHANTOM", "1", 1);
-    if (o.topology)
-        setenv("GCL_TOPOLOGY", o.topology, 1);
-    gcl_config_t cfg = {o.replicas, 1};
+    gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
+    cfg.num_replicas = o.replicas;
+    cfg.ipus_per_replica = 1;
+    cfg.phantom = o.phantom;
+    cfg.topology = o.topology;
     gcl_instance_t inst;
     gcl_status_t rc = gcl_init(&cfg, &inst);
     if (rc != GCL_OK) {

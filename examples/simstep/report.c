@@ -1,16 +1,25 @@
 /* sim-step's summary on stdout and its JSON result. */
 #include <stdio.h>
+#include <string.h>
 
 #include "simstep.h"
 
-static const char *const term_names[] = {"compute", "exchange", "sync", "idle"};
+static const char *const term_names[] = {"compute", "exchange", "sync", "host", "idle"};
+
+static void terms(const simstep_result_t *r, double t[5])
+{
+    t[0] = r->compute_us, t[1] = r->exchange_us, t[2] = r->sync_us, t[3] = r->host_us;
+    t[4] = r->idle_us;
+}
 
 /* The term with the largest mean share of an IPU's step. */
 static const char *dominant(const simstep_result_t *r)
 {
-    double t[4] = {r->compute_us, r->exchange_us, r->sync_us, r->idle_us};
+    double t[5];
     int best = 0;
-    for (int i = 1; i < 4; i++)
+
+    terms(r, t);
+    for (int i = 1; i < 5; i++)
         if (t[i] > t[best])
             best = i;
     return term_names[best];
@@ -18,77 +27,176 @@ static const char *dominant(const simstep_result_t *r)
 
 static double share(double part, const simstep_result_t *r)
 {
-    double all = r->compute_us + r->exchange_us + r->sync_us + r->idle_us;
+    double t[5], all = 0;
+
+    terms(r, t);
+    for (int i = 0; i < 5; i++)
+        all += t[i];
     return all > 0 ? 100.0 * part / all : 0;
 }
 
-static double samples_per_s(const simstep_t *w)
+/* FLOPs of the model's forward and backward (2 x forward) over the step, per IPU-second of
+ * the GC200's f16 peak: the share of the peak the simulated step reaches. */
+static double achieved(const simstep_t *w)
 {
-    return w->res.step_us > 0 ? simstep_global_batch(w) / (w->res.step_us / 1e6) : 0;
+    double ipus = (double)w->info.num_replicas * w->stages;
+    double flops = 3.0 * w->minfo.flops_per_sample * simstep_global_batch(w);
+
+    return w->res.step_us > 0 ? flops / (w->res.step_us * 1e-6 * ipus * 250e12) : 0;
 }
 
-static void print_summary(const simstep_t *w)
+static double time_to_train(const simstep_t *w)
 {
-    const simstep_opts_t *o = &w->o;
+    double samples =
+        w->o.train_samples ? w->o.train_samples : w->o.epochs * w->minfo.dataset_samples;
+
+    if (samples <= 0)
+        return 0;
+    return gcl_sim_time_to_train(w->res.step_us * 1e-6, (long)simstep_global_batch(w), samples,
+                                 w->o.overhead_s);
+}
+
+static void print_stage(const simstep_t *w, int s)
+{
+    const gcl_sim_stage_t *st = &w->stage[s];
+    gcl_layer_t a, b;
+    double peak = (double)w->res.stage[s].peak_memory;
+
+    gcl_sim_model_layer(w->model, st->first_layer, &a);
+    gcl_sim_model_layer(w->model, st->last_layer - 1, &b);
+    printf("  stage %d: layers %d-%d (%s .. %s), %.1f M weights; per micro-batch %.3f ms "
+           "forward, %.3f ms backward%s; memory %.1f of %.1f MB (headroom %.1f MB)\n",
+           s, st->first_layer, st->last_layer - 1, a.name, b.name, st->weights / 1e6,
+           st->fwd_s * 1e3, st->bwd_s * 1e3, st->recompute_s > 0 ? " (+ recomputation)" : "",
+           peak / 1e6, st->mem_capacity / 1e6, (st->mem_capacity - peak) / 1e6);
+}
+
+void simstep_print(const simstep_t *w)
+{
     const simstep_result_t *r = &w->res;
-    printf("sim-step: model %s: %.4g parameters, %.4g FLOP forward per sample\n", o->model,
-           o->params, o->flops);
-    printf("  job: %d replicas x %d stages = %d IPUs on %s, %d instances\n", w->info.num_replicas,
-           w->stages, w->info.num_replicas * w->stages, w->topology, w->info.num_instances);
-    printf("  batch: micro-batch %ld x accumulation %ld x %d replicas = %.0f samples per step;"
-           " gradients %s, compute %s at %.0f%% of peak\n",
-           o->micro_batch, w->accum, w->info.num_replicas, simstep_global_batch(w),
-           gcl_dtype_name(o->grad_type), gcl_dtype_name(o->comp_type), 100 * o->efficiency);
-    printf("  step time: %.3f us simulated (slowest IPU, mean of %ld steps)\n", r->step_us,
-           o->steps);
-    printf("  throughput: %.1f samples/s simulated\n", samples_per_s(w));
-    printf("  per IPU and step (mean): compute %.1f%%, exchange %.1f%%, sync %.1f%%, idle %.1f%%;"
-           " gradient all-reduce %.1f%% (%s)\n",
+    const gcl_sim_model_info_t *m = &w->minfo;
+    double ttt = time_to_train(w);
+
+    printf("sim-step: model %s: %d layers, %.4g parameters, %.4g FLOP forward per sample", m->name,
+           m->layers, m->params, m->flops_per_sample);
+    if (m->samples_per_unit > 1)
+        printf(" (%d samples per pack)", m->samples_per_unit);
+    printf("\n  job: %d replica%s x %d stage%s = %d IPUs on %s, %d instance%s; %s, recompute "
+           "%s, %s with %s state, %s gradients\n",
+           w->info.num_replicas, w->info.num_replicas == 1 ? "" : "s", w->stages,
+           w->stages == 1 ? "" : "s", w->info.num_replicas * w->stages, w->topology,
+           w->info.num_instances, w->info.num_instances == 1 ? "" : "s", w->pinfo.schedule,
+           w->pinfo.recompute, w->pinfo.optimizer, w->pinfo.optimizer_state,
+           gcl_dtype_name(w->o.grad_type));
+    printf("  batch: micro-batch %ld x accumulation %ld x %d replicas = %.0f samples per step\n",
+           w->micro, w->accum, w->info.num_replicas, simstep_global_batch(w));
+    for (int s = 0; s < w->stages; s++)
+        print_stage(w, s);
+    printf("  step time: %.3f ms simulated (slowest IPU, mean of %ld steps)\n", r->step_us / 1e3,
+           w->o.steps);
+    printf("  throughput: %.1f samples/s simulated (%.1f%% of the f16 peak)\n",
+           simstep_samples_per_s(w), 100 * achieved(w));
+    printf("  per IPU and step (mean): compute %.1f%%, exchange %.1f%%, sync %.1f%%, host %.1f%%, "
+           "idle %.1f%%; gradient reduction %.1f%% (%s)\n",
            share(r->compute_us, r), share(r->exchange_us, r), share(r->sync_us, r),
-           share(r->idle_us, r), share(r->allreduce_us, r), r->algo);
+           share(r->host_us, r), share(r->idle_us, r), share(r->reduce_us, r), r->algo);
+    if (w->stages > 1)
+        printf(
+            "  pipeline: idle %.1f%% of the step on the mean stage; bubble %.1f%% on the busiest "
+            "stage ((K-1)/(A+K-1) = %.1f%%), the rest is imbalance between stages\n",
+            share(r->pipeline_idle_us, r), share(r->bubble_us, r), 100 * w->pinfo.bubble);
     printf("  dominant: %s; peak simulated memory %.1f MB per IPU\n", dominant(r),
            (double)r->peak_memory / 1e6);
+    if (ttt > 0)
+        printf("  time to train: %.1f s (%.2f h) for %.0f samples at %.1f samples/s, with %.0f s "
+               "of overheads\n",
+               ttt, ttt / 3600,
+               w->o.train_samples ? w->o.train_samples : w->o.epochs * w->minfo.dataset_samples,
+               simstep_samples_per_s(w), w->o.overhead_s);
+    fflush(stdout);
 }
 
-static int write_json(const simstep_t *w)
+static void write_stages(FILE *f, const simstep_t *w)
+{
+    fprintf(f, " \"per_stage\": [");
+    for (int s = 0; s < w->stages; s++) {
+        const gcl_sim_stage_t *st = &w->stage[s];
+        const simstep_stage_result_t *x = &w->res.stage[s];
+
+        fprintf(f,
+                "%s\n  {\"stage\": %d, \"first_layer\": %d, \"last_layer\": %d, \"weights\": %.0f, "
+                "\"peak_memory_bytes\": %llu, \"memory_headroom_bytes\": %.0f, "
+                "\"plan_memory\": {\"weights\": %.0f, \"gradients\": %.0f, \"optimizer\": %.0f, "
+                "\"stash\": %.0f, \"activations\": %.0f, \"code\": %.0f, \"total\": %.0f}, "
+                "\"fwd_us\": %.6f, \"bwd_us\": %.6f, \"recompute_us\": %.6f, \"in_flight\": %d, "
+                "\"step_us\": %.6f, \"compute_us\": %.6f, \"exchange_us\": %.6f, \"sync_us\": "
+                "%.6f, \"host_wait_us\": %.6f, \"idle_us\": %.6f, \"bubble_us\": %.6f}",
+                s ? "," : "", s, st->first_layer, st->last_layer - 1, st->weights,
+                (unsigned long long)x->peak_memory, st->mem_capacity - (double)x->peak_memory,
+                st->mem_weights, st->mem_gradients, st->mem_optimizer, st->mem_stash,
+                st->mem_activations, st->mem_code, st->mem_total, st->fwd_s * 1e6, st->bwd_s * 1e6,
+                st->recompute_s * 1e6, st->in_flight, x->step_us, x->compute_us, x->exchange_us,
+                x->sync_us, x->host_us, x->idle_us, x->bubble_us);
+    }
+    fprintf(f, "]");
+}
+
+static void write_body(FILE *f, const simstep_t *w)
 {
     const simstep_opts_t *o = &w->o;
     const simstep_result_t *r = &w->res;
-    FILE *f = fopen(o->json, "w");
-    if (!f) {
-        perror(o->json);
-        return 1;
-    }
+    const gcl_sim_stage_t *s0 = &w->stage[0];
+
     fprintf(f,
             "{\"model\": \"%s\", \"params\": %.0f, \"flops_per_sample\": %.0f, "
-            "\"activation_size\": %.0f, \"compute_efficiency\": %g, \"backward_factor\": %g,\n"
+            "\"activation_size\": %.0f, \"compute_efficiency\": %.6f, \"backward_factor\": 2,\n"
             " \"micro_batch\": %ld, \"gradient_accumulation\": %ld, \"global_batch\": %.0f, "
             "\"replicas\": %d, \"stages\": %d, \"ipus\": %d, \"instances\": %d, "
-            "\"topology\": \"%s\", \"grad_type\": \"%s\", \"compute_type\": \"%s\", "
+            "\"topology\": \"%s\", \"grad_type\": \"%s\", \"compute_type\": \"f16\", "
             "\"steps\": %ld, \"warmup\": %ld,\n",
-            o->model, o->params, o->flops, o->act_elems, o->efficiency, SIMSTEP_BACKWARD_FACTOR,
-            o->micro_batch, w->accum, simstep_global_batch(w), w->info.num_replicas, w->stages,
+            w->minfo.name, w->minfo.params, w->minfo.flops_per_sample,
+            w->stages > 1 ? s0->out_values / (double)w->micro : 0, achieved(w), w->micro, w->accum,
+            simstep_global_batch(w), w->info.num_replicas, w->stages,
             w->info.num_replicas * w->stages, w->info.num_instances, w->topology,
-            gcl_dtype_name(o->grad_type), gcl_dtype_name(o->comp_type), o->steps, o->warmup);
+            gcl_dtype_name(o->grad_type), o->steps, o->warmup);
     fprintf(f,
-            " \"grad_bytes_per_ipu\": %zu, \"activation_bytes_per_message\": %zu, "
+            " \"sequence_length\": %d, \"schedule\": \"%s\", \"recompute\": \"%s\", "
+            "\"optimizer\": \"%s\", \"optimizer_state\": \"%s\", \"host_servers\": %ld,\n",
+            strcmp(o->model, "bert-large") == 0 ? o->seq : 0, w->pinfo.schedule, w->pinfo.recompute,
+            w->pinfo.optimizer, w->pinfo.optimizer_state, o->host_servers);
+    fprintf(f,
+            " \"grad_bytes_per_ipu\": %.0f, \"activation_bytes_per_message\": %.0f, "
             "\"allreduce_algorithm\": \"%s\", \"step_time_us\": %.6f, \"samples_per_s\": %.3f,\n"
             " \"compute_us\": %.6f, \"exchange_us\": %.6f, \"sync_us\": %.6f, \"idle_us\": %.6f, "
-            "\"allreduce_us\": %.6f, \"dominant\": \"%s\", \"peak_memory_bytes\": %llu}\n",
-            w->grad_count * gcl_dtype_size(o->grad_type),
-            w->act_count * gcl_dtype_size(o->comp_type), r->algo, r->step_us, samples_per_s(w),
-            r->compute_us, r->exchange_us, r->sync_us, r->idle_us, r->allreduce_us, dominant(r),
-            (unsigned long long)r->peak_memory);
+            "\"host_wait_us\": %.6f, \"allreduce_us\": %.6f, \"bubble_fraction\": %.6f, "
+            "\"bubble_formula\": %.6f, \"pipeline_idle_us\": %.6f, \"dominant\": \"%s\", "
+            "\"peak_memory_bytes\": %llu,\n",
+            s0->weights * gcl_dtype_size(o->grad_type), w->stages > 1 ? s0->out_values * 2 : 0,
+            r->algo, r->step_us, simstep_samples_per_s(w), r->compute_us, r->exchange_us,
+            r->sync_us, r->idle_us, r->host_us, r->reduce_us,
+            r->step_us > 0 ? r->bubble_us / r->step_us : 0, w->pinfo.bubble, r->pipeline_idle_us,
+            dominant(r), (unsigned long long)r->peak_memory);
+    write_stages(f, w);
+}
+
+int simstep_write_json(const simstep_t *w, const char *sensitivity_json)
+{
+    double ttt = time_to_train(w);
+    FILE *f = fopen(w->o.json, "w");
+
+    if (!f) {
+        perror(w->o.json);
+        return 1;
+    }
+    write_body(f, w);
+    if (ttt > 0)
+        fprintf(f, ",\n \"time_to_train_s\": %.6f, \"run_overhead_s\": %.6f", ttt, w->o.overhead_s);
+    if (sensitivity_json)
+        fprintf(f, ",\n \"sensitivity\": %s", sensitivity_json);
+    fprintf(f, "}\n");
     if (fclose(f) != 0) {
-        perror(o->json);
+        perror(w->o.json);
         return 1;
     }
     return 0;
-}
-
-int simstep_report(const simstep_t *w)
-{
-    print_summary(w);
-    fflush(stdout);
-    return w->o.json ? write_json(w) : 0;
 }

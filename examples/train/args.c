@@ -15,7 +15,9 @@ static const char *const usage_text =
     "  simulated step time on the pod. Run it under poprun:\n"
     "    poprun --num-replicas 16 --num-instances 4 train\n"
     "    poprun --num-replicas 2 --ipus-per-replica 2 train --pipeline-schedule gpipe\n"
-    "  or alone, with --replicas and --ipus-per-replica.\n"
+    "  or alone, with --replicas and --ipus-per-replica. The MPI baseline (the same training,\n"
+    "  gradients reduced with MPI_Allreduce, one replica per rank, nothing simulated):\n"
+    "    mpirun -np 16 train --backend mpi\n"
     "data and model:\n"
     "  --data DIR                 IDX files of Fashion-MNIST, gzip'd or not\n"
     "                             (default /usr/share/datasets/fashion-mnist)\n"
@@ -46,6 +48,8 @@ static const char *const usage_text =
     "  --ipus-per-replica K       pipeline stages per replica without poprun (default 1; under\n"
     "                             poprun it must match poprun's --ipus-per-replica)\n"
     "  --pipeline-schedule S      gpipe or 1f1b (default 1f1b)\n"
+    "  --backend gcl|mpi          gcl: libgcl over simulated IPUs (default); mpi: MPI_Allreduce\n"
+    "                             over the ranks of mpirun, one replica each, nothing simulated\n"
     "checkpoints:\n"
     "  --checkpoint DIR           save checkpoints in DIR (created, mode 0700)\n"
     "  --checkpoint-every N       steps between checkpoints (default: one per epoch)\n"
@@ -53,6 +57,8 @@ static const char *const usage_text =
     "  --resume                   continue from the newest valid checkpoint of DIR\n"
     "output:\n"
     "  --json FILE                write the results as JSON\n"
+    "  --step-log FILE            write every step's real time (and time in the gradient\n"
+    "                             all-reduce, and simulated time) on every replica as CSV\n"
     "  --save-weights FILE        write the final state (checkpoint format) to FILE\n"
     "  --log-every N              steps between progress reports (default: 10 lines per epoch,\n"
     "                             or 50 moves of the bar)\n"
@@ -94,6 +100,7 @@ static const arg_def_t defs[] = {
     {"--keep-checkpoints", A_INT, O(keep_checkpoints), 1, 1000},
     {"--json", A_STR, O(json_path), 0, 0},
     {"--save-weights", A_STR, O(save_weights), 0, 0},
+    {"--step-log", A_STR, O(step_log), 0, 0},
     {"--log-every", A_LONG, O(log_every), 1, 1e12},
     {"--hidden", A_SPECIAL, 0, 0, 0},
     {"--optimizer", A_SPECIAL, 0, 0, 0},
@@ -102,6 +109,7 @@ static const arg_def_t defs[] = {
     {"--grad-dtype", A_SPECIAL, 0, 0, 0},
     {"--pipeline-schedule", A_SPECIAL, 0, 0, 0},
     {"--progress", A_SPECIAL, 0, 0, 0},
+    {"--backend", A_SPECIAL, 0, 0, 0},
     {"--fault", A_SPECIAL, 0, 0, 0},
 };
 #undef O
@@ -210,6 +218,10 @@ static int parse_special(const char *opt, const char *val, train_opts_t *o)
     } else if (!strcmp(opt, "--pipeline-schedule")) {
         if (pipe_schedule_parse(val, &o->schedule))
             return bad(opt, val, "gpipe or 1f1b");
+    } else if (!strcmp(opt, "--backend")) {
+        if (strcmp(val, "gcl") && strcmp(val, "mpi"))
+            return bad(opt, val, "gcl or mpi");
+        o->backend = !strcmp(val, "mpi") ? BACKEND_MPI : BACKEND_GCL;
     } else if (!strcmp(opt, "--progress")) {
         static const char *const modes[] = {"auto", "bar", "plain", "none"};
         int i = 0;

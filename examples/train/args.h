@@ -11,6 +11,10 @@
 
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE } progress_t;
 
+/* What moves the gradients: libgcl over simulated IPUs (poprun), or MPI_Allreduce over the ranks
+ * of plain mpirun, one replica each (the baseline of a team that trains on an MPI cluster). */
+typedef enum { BACKEND_GCL = 0, BACKEND_MPI } backend_t;
+
 /* Test-only faults, to check that what should fail does, loudly. */
 typedef enum {
     FAULT_NONE = 0,
@@ -39,8 +43,10 @@ typedef struct {
     long checkpoint_every; /* 0: once per epoch */
     int keep_checkpoints;
     int resume;
+    backend_t backend;
     const char *json_path, *save_weights;
-    long log_every; /* 0: ten lines per epoch */
+    const char *step_log; /* CSV of every step's real (and simulated) time on every replica */
+    long log_every;       /* 0: ten lines per epoch */
     progress_t progress;
     fault_t fault;
     long fault_arg;

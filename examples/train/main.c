@@ -1,310 +1,51 @@
 /*
  * train: the project's main job. Data-parallel and pipelined training of an MLP on
- * Fashion-MNIST over simulated IPUs, with libgcl moving the gradients and activations.
+ * Fashion-MNIST over simulated IPUs, with libgcl moving the gradients and activations; or, with
+ * --backend mpi, the same training over the ranks of plain mpirun with MPI_Allreduce.
  *
  *   poprun --num-replicas 16 --num-instances 4 build/bin/train
+ *   mpirun -np 16 build/bin/train --backend mpi
  *
  * Exit status: 0 on success, 1 when the run fails (data, memory, divergence, I/O), 2 for a bad
- * option. See args.c for the options and README.md for what the run prints.
+ * option, 143 (130) when SIGTERM (SIGINT) stopped it after a step, with a checkpoint of that
+ * step under --checkpoint. See args.c for the options and README.md for what the run prints.
  */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "../common/init_error.h" /* header only: train does not link the examples' library */
-#include "gcl/gcl.h"
+#include "backend.h"
 #include "gcl/popdist.h"
 #include "gcl/popdist_env.h"
-#include "gcl/sim.h"
-#include "report.h"
+#include "gcl/preempt.h"
 #include "train.h"
-
-/* Pixel statistics of Fashion-MNIST's training set (pixels scaled to [0, 1]): inputs are
- * standardised with them, which lets SGD use one learning rate for every layer. */
-#define PIXEL_MEAN 0.2860f
-#define PIXEL_STD  0.3530f
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Replicas and IPUs per replica: poprun's when it started us, else the options'. */
-static int job_shape(const train_opts_t *o, int *replicas, int *ipr)
-{
-    if (!popdist_is_set()) {
-        *replicas = o->replicas ? o->replicas : 1;
-        *ipr = o->ipus_per_replica ? o->ipus_per_replica : 1;
-        return 0;
-    }
-    *replicas = popdist_num_total_replicas();
-    *ipr = popdist_num_ipus_per_replica();
-    if (o->replicas && o->replicas != *replicas) {
-        fprintf(stderr,
-                "train: --replicas %d disagrees with poprun's %d replicas (under poprun, "
-                "give poprun --num-replicas instead)\n",
-                o->replicas, *replicas);
-        return 2;
-    }
-    if (o->ipus_per_replica && o->ipus_per_replica != *ipr) {
-        fprintf(stderr,
-                "train: --ipus-per-replica %d disagrees with poprun's %d (under poprun, "
-                "give poprun --ipus-per-replica instead)\n",
-                o->ipus_per_replica, *ipr);
-        return 2;
-    }
-    return 0;
-}
-
-static void fill_meta(train_job_t *job)
-{
-    const train_opts_t *o = job->o;
-    ckpt_meta_t *m = &job->meta;
-    memset(m, 0, sizeof *m);
-    m->nparams = model_params(&job->shape);
-    m->nstate = (uint32_t)job->nstate;
-    m->nlayers = (uint32_t)job->shape.nlayers;
-    for (int l = 0; l <= job->shape.nlayers; l++)
-        m->dims[l] = (uint32_t)job->shape.dims[l];
-    m->optimizer = o->optim.kind;
-    m->lr_schedule = o->optim.schedule;
-    m->grad_dtype = o->grad_dtype;
-    m->lr = o->optim.lr;
-    m->momentum = o->optim.kind == OPTIM_SGD ? o->optim.momentum : 0;
-    m->beta1 = o->optim.beta1;
-    m->beta2 = o->optim.beta2;
-    m->eps = o->optim.eps;
-    m->weight_decay = o->optim.weight_decay;
-    m->grad_scale = o->grad_dtype == GCL_F16 ? o->grad_scale : 0;
-    m->warmup_steps = (uint64_t)o->optim.warmup_steps;
-    m->seed = o->seed;
-    m->global_batch = (uint64_t)job->global_batch;
-    m->schedule_steps = (uint64_t)job->schedule_steps;
-    m->train_samples = (uint64_t)job->data->train_x.count;
-    m->replicas = (uint32_t)job->replicas;
-    m->stages = (uint32_t)job->stages;
-    m->micro_batch = (uint32_t)job->micro;
-    m->accumulation = (uint32_t)job->accumulation;
-}
-
-/* Checks the options against the job and the data; returns 0 or 2 after one line. */
-static int check_layout(train_job_t *job)
-{
-    const train_opts_t *o = job->o;
-    if (job->stages > job->shape.nlayers) {
-        fprintf(stderr,
-                "train: %d pipeline stages (--ipus-per-replica) but the model has only %d "
-                "layers to split\n",
-                job->stages, job->shape.nlayers);
-        return 2;
-    }
-    if (job->accumulation < job->stages) {
-        fprintf(stderr,
-                "train: --gradient-accumulation %d: a pipeline of %d stages needs at "
-                "least %d micro-batches per step\n",
-                job->accumulation, job->stages, job->stages);
-        return 2;
-    }
-    if (job->global_batch > job->data->train_x.count) {
-        fprintf(stderr,
-                "train: the global batch of %ld samples (%d replicas x %d micro-batches x "
-                "--batch-size %d) exceeds the %ld training samples\n",
-                job->global_batch, job->replicas, job->accumulation, job->micro,
-                job->data->train_x.count);
-        return 2;
-    }
-    if (o->fault == FAULT_DIVERGE && o->fault_arg >= job->replicas) {
-        fprintf(stderr, "train: --fault diverge:%ld: there are only %d replicas\n", o->fault_arg,
-                job->replicas);
-        return 2;
-    }
-    return 0;
-}
-
-static int job_init(train_job_t *job, const train_opts_t *o, const dataset_t *data, int replicas,
-                    int ipr, int bar)
-{
-    memset(job, 0, sizeof *job);
-    job->o = o;
-    job->progress_bar = bar;
-    job->data = data;
-    model_shape_init(&job->shape, data->train_x.rows * data->train_x.cols, o->hidden, o->nhidden,
-                     data->classes);
-    job->replicas = replicas;
-    job->stages = ipr;
-    job->micro = o->batch_size;
-    job->accumulation = o->accumulation ? o->accumulation : ipr > 1 ? 2 * ipr : 1;
-    job->global_batch = (long)replicas * job->accumulation * job->micro;
-    int rc = check_layout(job);
-    if (rc)
-        return rc;
-    model_split(&job->shape, job->stages, job->first);
-    job->nstate = optim_state_vectors(&o->optim);
-    job->steps_per_epoch = data->train_x.count / job->global_batch;
-    job->schedule_steps = job->steps_per_epoch * o->epochs;
-    job->total_steps =
-        o->max_steps && o->max_steps < job->schedule_steps ? o->max_steps : job->schedule_steps;
-    job->checkpoint_every = o->checkpoint_every ? o->checkpoint_every : job->steps_per_epoch;
-    /* Ten progress lines per epoch, or a bar that moves fifty times. */
-    long per_epoch = job->progress_bar ? 50 : 10;
-    job->log_every =
-        o->log_every ? o->log_every : (job->steps_per_epoch + per_epoch - 1) / per_epoch;
-    for (int v = 0; v < 256; v++)
-        job->pixel[v] = ((float)v / 255.0f - PIXEL_MEAN) / PIXEL_STD;
-    fill_meta(job);
-    pthread_mutex_init(&job->lock, NULL);
-    pthread_cond_init(&job->cond, NULL);
-    return 0;
-}
-
-static void warn_line(void *ctx, const char *text)
-{
-    (void)ctx;
-    fprintf(stderr, "train: warning: %s\n", text);
-}
-
-/* Instance 0 with --checkpoint: the directory, and with --resume the newest valid checkpoint,
- * before any instance starts training (the others receive it by broadcast). */
-static int prepare_checkpoints(train_job_t *job, ckpt_t *ck)
-{
-    const train_opts_t *o = job->o;
-    char err[1024];
-    if (ckpt_make_dir(o->checkpoint_dir, err, sizeof err)) {
-        fprintf(stderr, "train: %s\n", err);
-        return 1;
-    }
-    if (o->resume) {
-        int found = ckpt_find_latest(o->checkpoint_dir, ck, warn_line, NULL, err, sizeof err);
-        if (found < 0) {
-            fprintf(stderr, "train: %s\n", err);
-            return 1;
-        }
-        char path[4200];
-        ckpt_path(o->checkpoint_dir, found ? ck->meta.step : 0, path, sizeof path);
-        if (found && ckpt_compatible(&ck->meta, &job->meta, err, sizeof err)) {
-            fprintf(stderr, "train: cannot resume from %s: %s\n", path, err);
-            ckpt_free(ck);
-            return 1;
-        }
-        if (found)
-            printf("train: resuming from %s (step %llu%s)\n", path,
-                   (unsigned long long)ck->meta.step,
-                   (long)ck->meta.step > job->total_steps ? ", past --max-steps: only evaluating"
-                                                          : "");
-        else
-            printf("train: no valid checkpoint in %s: starting from the beginning\n",
-                   o->checkpoint_dir);
-        job->resume = found ? ck : NULL;
-    }
-    ckpt_prune(o->checkpoint_dir, o->keep_checkpoints); /* and stale temporary files */
-    return 0;
-}
-
-/* Host buffers of the job: per-step simulated times, the checkpoint staging area. */
-static int alloc_job(train_job_t *job)
-{
-    size_t steps = (size_t)job->total_steps * (size_t)job->stages;
-    job->res.sim_step_s = calloc(steps ? steps : 1, sizeof(double));
-    if (job->instance == 0 && (job->o->checkpoint_dir || job->o->save_weights))
-        job->staging = malloc((1 + (size_t)job->nstate) * model_params(&job->shape) * 4);
-    if (!job->res.sim_step_s ||
-        (job->instance == 0 && !job->staging && (job->o->checkpoint_dir || job->o->save_weights))) {
-        fprintf(stderr, "train: out of host memory\n");
-        return 1;
-    }
-    return 0;
-}
-
-static void free_job(train_job_t *job)
-{
-    free(job->res.sim_step_s);
-    free(job->staging);
-    pthread_cond_destroy(&job->cond);
-    pthread_mutex_destroy(&job->lock);
-}
-
-/* Starts libgcl, trains, and reports. Returns the exit status. */
-static int run(train_job_t *job, double t0)
-{
-    gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
-    cfg.num_replicas = job->replicas;
-    cfg.ipus_per_replica = job->stages;
-    gcl_instance_t inst;
-    gcl_status_t init_rc = gcl_init(&cfg, &inst);
-    if (init_rc != GCL_OK) {
-        if (example_init_usage_error("train", init_rc))
-            return 2;
-        fprintf(stderr, "train: gcl_init failed (see the warning above)\n");
-        return 1;
-    }
-    summary_t s;
-    memset(&s, 0, sizeof s);
-    gcl_instance_info(inst, &s.info);
-    if (job->instance == 0)
-        report_banner(job, &s.info);
-    gcl_status_t rc = gcl_run(inst, train_program, job);
-    s.wall_s = now_s() - t0;
-    s.topology = gcl_sim_topology(inst);
-    s.topology_ipus = gcl_sim_topology_ipus(inst);
-    int status = 0;
-    if (rc != GCL_OK) {
-        fprintf(stderr, "train: %s\n", job->error[0] ? job->error : gcl_instance_error(inst));
-        status = 1;
-    } else if (job->instance == 0) {
-        report_sim_figures(job, &s);
-        report_summary(job, &s);
-        if (job->o->json_path && report_json(job, &s, job->o->json_path))
-            status = 1;
-    }
-    gcl_finalize(inst);
-    return status;
-}
 
 int main(int argc, char **argv)
 {
-    double t0 = now_s();
+    double t0 = train_now_s();
     train_opts_t o;
     int rc = train_parse_args(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
+    /* SIGTERM and SIGINT from here on only set a flag: the job stops after the step in flight
+     * (agreed by every replica), with a checkpoint. */
+    if (gcl_preempt_enable() != GCL_OK) {
+        fprintf(stderr, "train: cannot install the SIGTERM and SIGINT handlers\n");
+        return 1;
+    }
+    /* Restarted by poprun --max-restarts: continue from the newest checkpoint. */
+    if (popdist_restart_count() > 0 && o.checkpoint_dir)
+        o.resume = 1;
     /* Each IPU thread does its own math: OpenBLAS must not start threads of its own. */
     openblas_set_num_threads(1);
-    int replicas, ipr;
-    if (job_shape(&o, &replicas, &ipr))
-        return 2;
     const char *phantom = getenv("GCL_SIM_PHANTOM"), *offline = getenv(POPDIST_ENV_OFFLINE_MODE);
     if ((phantom && !strcmp(phantom, "1")) || (offline && !strcmp(offline, "1"))) {
         fprintf(stderr, "train: phantom buffers (poprun --offline-mode, GCL_SIM_PHANTOM=1) hold no "
                         "data, and training computes on real data: run without them\n");
         return 2;
     }
-    dataset_t data;
-    char err[1024];
-    if (dataset_load(o.data_dir, o.train_samples, o.test_samples, &data, err, sizeof err)) {
-        fprintf(stderr, "train: cannot read the dataset: %s\n", err);
-        return 1;
-    }
-    train_job_t job;
-    ckpt_t ck = {0};
     int bar = o.progress == PROGRESS_BAR || (o.progress == PROGRESS_AUTO && isatty(STDOUT_FILENO));
-    rc = job_init(&job, &o, &data, replicas, ipr, bar);
-    if (rc == 0) {
-        job.instance = popdist_instance_index();
-        job.printer = job.instance == 0 && o.progress != PROGRESS_NONE;
-        if (job.instance == 0 && o.checkpoint_dir)
-            rc = prepare_checkpoints(&job, &ck);
-        if (rc == 0)
-            rc = alloc_job(&job);
-        if (rc == 0)
-            rc = run(&job, t0);
-        free_job(&job);
-    }
-    ckpt_free(&ck);
-    dataset_free(&data);
-    return rc;
+    return o.backend == BACKEND_MPI ? backend_mpi_main(&o, bar, t0) : backend_gcl_main(&o, bar, t0);
 }

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "model.h"
+
 typedef enum { OPTIM_SGD = 0, OPTIM_ADAM = 1 } optim_kind_t;
 typedef enum { LR_CONSTANT = 0, LR_COSINE = 1 } lr_schedule_t;
 
@@ -38,6 +40,14 @@ double optim_lr(const optim_cfg_t *c, long step, long total);
  */
 void optim_update(const optim_cfg_t *c, double lr, long step, float *w, const float *g, float *s0,
                   float *s1, size_t n, int decay);
+
+/*
+ * The update of layers [L0, L1) of M, layer by layer: each layer's weights with weight decay,
+ * then its biases without. W, G, S0 and S1 (NULL for sgd) hold those layers' slice of the
+ * model's parameter vector, which starts at the parameters of layer L0.
+ */
+void optim_update_layers(const optim_cfg_t *c, double lr, long step, const model_shape_t *m, int l0,
+                         int l1, float *w, const float *g, float *s0, float *s1);
 
 /* Bytes an update moves per parameter (for the simulated cost). */
 double optim_bytes_per_param(const optim_cfg_t *c);

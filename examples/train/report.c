@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,15 @@ void report_banner(const train_job_t *job, const gcl_job_info_t *info)
     model_text(&job->shape, model, sizeof model);
     printf("train: %ld training and %ld test samples from %s\n", job->data->train_x.count,
            job->data->test_x.count, o->data_dir);
-    printf("train: MLP %s (%zu parameters), %d replica%s x %d IPU%s over %d instance%s\n", model,
-           model_params(&job->shape), job->replicas, job->replicas > 1 ? "s" : "", job->stages,
-           job->stages > 1 ? "s" : "", info->num_instances, info->num_instances > 1 ? "s" : "");
+    if (o->backend == BACKEND_MPI)
+        printf("train: MLP %s (%zu parameters), %d replica%s, one per MPI rank (--backend mpi: "
+               "MPI_Allreduce, nothing simulated)\n",
+               model, model_params(&job->shape), job->replicas, job->replicas > 1 ? "s" : "");
+    else
+        printf("train: MLP %s (%zu parameters), %d replica%s x %d IPU%s over %d instance%s\n",
+               model, model_params(&job->shape), job->replicas, job->replicas > 1 ? "s" : "",
+               job->stages, job->stages > 1 ? "s" : "", info->num_instances,
+               info->num_instances > 1 ? "s" : "");
     if (job->stages > 1) {
         printf("train: pipeline %s, %d micro-batches per step; stages hold layers",
                pipe_schedule_name(o->schedule), job->accumulation);
@@ -69,12 +76,52 @@ void report_progress(const train_job_t *job, long done, double loss, double acc,
     fflush(stdout);
 }
 
+void report_epoch_end(train_job_t *job, long done, double loss, double acc, double wall,
+                      long correct, long count, double test_loss, double sim_s)
+{
+    train_results_t *r = &job->res;
+    r->test_correct = correct;
+    r->test_count = count;
+    r->test_accuracy = count ? (double)correct / (double)count : 0;
+    r->test_loss = count ? test_loss / (double)count : 0;
+    r->train_loss = loss;
+    epoch_log_t *e = &r->epochs[r->nepochs < TRAIN_MAX_EPOCH_LOG ? r->nepochs++ : r->nepochs - 1];
+    *e = (epoch_log_t){(int)((done + job->steps_per_epoch - 1) / job->steps_per_epoch),
+                       done,
+                       loss,
+                       acc,
+                       r->test_accuracy,
+                       r->test_loss,
+                       wall,
+                       train_now_s() - job->t0,
+                       sim_s};
+    if (job->printer)
+        report_epoch(job, e);
+}
+
 void report_epoch(const train_job_t *job, const epoch_log_t *e)
 {
     printf("%sepoch %d/%d done: step %ld/%ld loss %.4f train_acc %.4f test_acc %.4f test_loss "
            "%.4f (%.1f s)\n",
            job->progress_bar ? "\r\033[K" : "", e->epoch, job->o->epochs, e->step, job->total_steps,
            e->loss, e->train_accuracy, e->test_accuracy, e->test_loss, e->wall_s);
+    fflush(stdout);
+}
+
+void report_preempted(const train_job_t *job)
+{
+    int sig = job->stop_signal;
+    const char *name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "a signal";
+    char path[4200];
+    printf("%strain: %s: stopped after step %ld of %ld", job->progress_bar ? "\r\033[K" : "", name,
+           job->stopped_at, job->total_steps);
+    if (job->stop_saved) {
+        ckpt_path(job->o->checkpoint_dir, (uint64_t)job->stopped_at, path, sizeof path);
+        printf("; checkpoint %s (--resume continues from it)\n", path);
+    } else {
+        printf("; nothing saved (%s)\n",
+               job->o->checkpoint_dir ? "no step done yet" : "no --checkpoint");
+    }
     fflush(stdout);
 }
 
@@ -117,6 +164,9 @@ void report_summary(const train_job_t *job, const summary_t *s)
            "(%.1f s in all, with loading and evaluation)\n",
            steps, job->global_batch, r->train_wall_s,
            r->train_wall_s > 0 ? samples / r->train_wall_s : 0, s->wall_s);
+    report_measures_line(job);
+    if (!s->simulated)
+        printf("train: nothing simulated (--backend mpi trains on this host's CPUs)\n");
     if (s->sim_step_s > 0) {
         size_t peak = 0;
         for (int k = 0; k < job->stages; k++)
@@ -158,6 +208,23 @@ static void json_config(FILE *f, const train_job_t *job, const summary_t *s)
             job->data->train_x.count);
 }
 
+/* Replica 0's simulated memory and clocks, stage by stage. */
+static void json_sim_stages(FILE *f, const train_job_t *job)
+{
+    const train_results_t *r = &job->res;
+    fprintf(f, "  \"sim_memory_capacity_bytes\": %zu,\n  \"sim_memory_peak_bytes\": [",
+            r->sim_mem_capacity);
+    for (int k = 0; k < job->stages; k++)
+        fprintf(f, "%s%zu", k ? ", " : "", r->sim_mem_peak[k]);
+    fprintf(f, "],\n  \"sim_total_s\": [");
+    for (int k = 0; k < job->stages; k++)
+        fprintf(f, "%s%.9g", k ? ", " : "", r->sim_total_s[k]);
+    fprintf(f, "],\n  \"sim_compute_s\": [");
+    for (int k = 0; k < job->stages; k++)
+        fprintf(f, "%s%.9g", k ? ", " : "", r->sim_compute_s[k]);
+    fprintf(f, "],\n");
+}
+
 static void json_results(FILE *f, const train_job_t *job, const summary_t *s)
 {
     const train_results_t *r = &job->res;
@@ -178,24 +245,25 @@ static void json_results(FILE *f, const train_job_t *job, const summary_t *s)
         fprintf(f, "  \"topology\": null,\n  \"sim_step_time_s\": null,\n"
                    "  \"sim_samples_per_s\": null,\n");
     }
-    fprintf(f, "  \"sim_memory_capacity_bytes\": %zu,\n  \"sim_memory_peak_bytes\": [",
-            r->sim_mem_capacity);
-    for (int k = 0; k < job->stages; k++)
-        fprintf(f, "%s%zu", k ? ", " : "", r->sim_mem_peak[k]);
-    fprintf(f, "],\n  \"sim_total_s\": [");
-    for (int k = 0; k < job->stages; k++)
-        fprintf(f, "%s%.9g", k ? ", " : "", r->sim_total_s[k]);
-    fprintf(f, "],\n  \"sim_compute_s\": [");
-    for (int k = 0; k < job->stages; k++)
-        fprintf(f, "%s%.9g", k ? ", " : "", r->sim_compute_s[k]);
-    fprintf(f, "],\n  \"epoch_history\": [");
+    report_json_measures(f, job, s);
+    if (s->simulated)
+        json_sim_stages(f, job);
+    else
+        fprintf(f, "  \"sim_memory_capacity_bytes\": null,\n  \"sim_memory_peak_bytes\": null,\n"
+                   "  \"sim_total_s\": null,\n  \"sim_compute_s\": null,\n");
+    fprintf(f, "  \"epoch_history\": [");
     for (int i = 0; i < r->nepochs; i++) {
         const epoch_log_t *e = &r->epochs[i];
         fprintf(f,
                 "%s\n    {\"epoch\": %d, \"step\": %ld, \"loss\": %.6f, \"train_accuracy\": %.6f, "
-                "\"test_accuracy\": %.6f, \"test_loss\": %.6f, \"time_s\": %.3f}",
+                "\"test_accuracy\": %.6f, \"test_loss\": %.6f, \"time_s\": %.3f, "
+                "\"elapsed_s\": %.3f, \"sim_elapsed_s\": ",
                 i ? "," : "", e->epoch, e->step, e->loss, e->train_accuracy, e->test_accuracy,
-                e->test_loss, e->wall_s);
+                e->test_loss, e->wall_s, e->elapsed_s);
+        if (s->simulated)
+            fprintf(f, "%.9g}", e->sim_elapsed_s);
+        else
+            fprintf(f, "null}");
     }
     fprintf(f, "\n  ]\n");
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gcl/preempt.h"
 #include "gcl/sim.h"
 #include "report.h"
 #include "stage.h"
@@ -25,13 +26,6 @@ void train_fail(train_job_t *job, const char *fmt, ...)
     job->aborted = 1;
     pthread_cond_broadcast(&job->cond);
     pthread_mutex_unlock(&job->lock);
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* 64-bit FNV-1a of the stage's weights and optimizer state. */
@@ -189,22 +183,8 @@ static gcl_status_t epoch_end(stage_t *st, long done, double loss, double acc, d
     GCL_CHECK(check_replicas(st, when));
     if (st->replica != 0 || !st->last)
         return GCL_OK;
-    train_results_t *r = &job->res;
-    r->test_correct = correct;
-    r->test_count = count;
-    r->test_accuracy = count ? (double)correct / (double)count : 0;
-    r->test_loss = count ? test_loss / (double)count : 0;
-    r->train_loss = loss;
-    epoch_log_t *e = &r->epochs[r->nepochs < TRAIN_MAX_EPOCH_LOG ? r->nepochs++ : r->nepochs - 1];
-    *e = (epoch_log_t){(int)((done + job->steps_per_epoch - 1) / job->steps_per_epoch),
-                       done,
-                       loss,
-                       acc,
-                       r->test_accuracy,
-                       r->test_loss,
-                       wall};
-    if (job->printer)
-        report_epoch(job, e);
+    report_epoch_end(job, done, loss, acc, wall, correct, count, test_loss,
+                     gcl_sim_time(st->ctx));
     return GCL_OK;
 }
 
@@ -214,7 +194,7 @@ static gcl_status_t report_step(stage_t *st, long done, loop_t *lp)
     GCL_CHECK(reduce_loss(st, lp));
     if (!job->printer || st->replica != 0)
         return GCL_OK;
-    double now = now_s();
+    double now = train_now_s();
     double rate = ratio((double)(done - lp->last_done) * job->global_batch, now - lp->last_wall);
     report_progress(job, done, ratio(lp->sums[0], lp->sums[2]), ratio(lp->sums[1], lp->sums[2]),
                     rate);
@@ -233,10 +213,10 @@ static gcl_status_t after_step(stage_t *st, long done, loop_t *lp)
         GCL_CHECK(report_step(st, done, lp));
     if (end) {
         double *e = lp->epoch_sums;
-        GCL_CHECK(
-            epoch_end(st, done, ratio(e[0], e[2]), ratio(e[1], e[2]), now_s() - lp->epoch_wall));
+        GCL_CHECK(epoch_end(st, done, ratio(e[0], e[2]), ratio(e[1], e[2]),
+                            train_now_s() - lp->epoch_wall));
         memset(lp->epoch_sums, 0, sizeof lp->epoch_sums);
-        lp->last_wall = lp->epoch_wall = now_s(); /* rates leave the evaluation out */
+        lp->last_wall = lp->epoch_wall = train_now_s(); /* rates leave the evaluation out */
     }
     if (o->checkpoint_dir && (done % job->checkpoint_every == 0 || done == job->total_steps)) {
         char path[4200];
@@ -258,19 +238,60 @@ static void diverge(stage_t *st)
     memcpy(st->params, &bits, 4);
 }
 
+/* Whether the job has been asked to stop (SIGTERM or SIGINT, to any instance) before step
+ * DONE: every IPU of the job gets the same answer, so all stop after the same step. */
+static gcl_status_t stop_requested(stage_t *st, int *sig)
+{
+    gcl_status_t rc = gcl_preempt_agree(st->ctx, sig);
+    if (rc != GCL_OK)
+        train_fail(st->job, "replica %d IPU %d: %s", st->replica, st->stage,
+                   gcl_ctx_last_error(st->ctx));
+    return rc;
+}
+
+/* Stops training after DONE steps on signal SIG, with a checkpoint of them: written here
+ * unless after_step wrote it already, or no step was done since the checkpoint resumed. */
+static gcl_status_t preempt(stage_t *st, long done, long start, int sig)
+{
+    train_job_t *job = st->job;
+    const train_opts_t *o = job->o;
+    int saved = o->checkpoint_dir && done > 0;
+    if (saved && done > start && done % job->checkpoint_every != 0) {
+        char path[4200];
+        ckpt_path(o->checkpoint_dir, (uint64_t)done, path, sizeof path);
+        GCL_CHECK(save_state(st, done, path));
+    }
+    pthread_mutex_lock(&job->lock);
+    job->stop_signal = sig;
+    job->stopped_at = done;
+    job->stop_saved = saved;
+    pthread_mutex_unlock(&job->lock);
+    return GCL_OK;
+}
+
 static gcl_status_t train_loop(stage_t *st, long start)
 {
     train_job_t *job = st->job;
-    loop_t lp = {.last_wall = now_s(), .last_done = start};
+    loop_t lp = {.last_wall = train_now_s(), .last_done = start};
     lp.epoch_wall = lp.last_wall;
     for (long step = start; step < job->total_steps; step++) {
-        double w0 = now_s(), s0 = gcl_sim_time(st->ctx);
+        int sig;
+        GCL_CHECK(stop_requested(st, &sig));
+        if (sig)
+            return preempt(st, step, start, sig);
+        gcl_sim_stats_t a, b;
+        gcl_sim_stats(st->ctx, &a);
+        st->wait_coll = st->wait_p2p = 0;
+        double w0 = train_now_s();
         GCL_CHECK(stage_step(st, step));
+        double w1 = train_now_s();
+        gcl_sim_stats(st->ctx, &b);
+        stage_measure_step(st, step, w1 - w0, &a, &b);
         if (st->replica == 0) {
             job->res.sim_step_s[(size_t)st->stage * job->total_steps + step] =
-                gcl_sim_time(st->ctx) - s0;
+                b.total_s - a.total_s;
             if (st->last)
-                job->res.train_wall_s += now_s() - w0;
+                job->res.train_wall_s += w1 - w0;
         }
         if (job->o->fault == FAULT_DIVERGE && step == 0 && st->replica == job->o->fault_arg &&
             st->stage == 0)
@@ -300,18 +321,30 @@ gcl_status_t train_program(gcl_ctx_t ctx, void *arg)
     train_job_t *job = arg;
     stage_t st;
     long start = 0;
+    pthread_mutex_lock(&job->lock);
+    int aborted = job->aborted; /* instance 0's set-up failed: end at once */
+    pthread_mutex_unlock(&job->lock);
+    if (aborted)
+        return GCL_ERR_ABORTED;
     gcl_status_t rc = stage_setup(&st, ctx, job);
     if (rc == GCL_OK && job->o->resume)
         rc = resume(&st, &start);
+    if (rc == GCL_OK)
+        rc = stage_measure_init(&st, start);
     if (rc == GCL_OK && st.replica == 0 && st.last) /* a checkpoint past --max-steps: no steps */
         job->res.start_step = start < job->total_steps ? start : job->total_steps;
     if (rc == GCL_OK)
         rc = train_loop(&st, start);
-    if (rc == GCL_OK && job->o->save_weights)
+    pthread_mutex_lock(&job->lock);
+    int stopped = job->stop_signal != 0;
+    pthread_mutex_unlock(&job->lock);
+    if (rc == GCL_OK && job->o->save_weights && !stopped)
         rc = save_state(&st, job->total_steps, job->o->save_weights);
-    if (rc == GCL_OK && st.replica == 0 && st.last)
+    if (rc == GCL_OK && st.replica == 0 && st.last && !stopped)
         job->res.steps_done = job->total_steps;
     record_sim(&st);
+    if (rc == GCL_OK && !stopped)
+        rc = stage_measure_collect(&st);
     stage_teardown(&st);
     if (rc != GCL_OK)
         train_fail(job, "replica %d IPU %d failed: %s", st.replica, st.stage,

@@ -46,6 +46,9 @@ static gcl_status_t alloc_state(stage_t *st)
 {
     size_t bytes = st->np * sizeof(float);
     int adam = st->job->o->optim.kind == OPTIM_ADAM;
+    st->mem_weights = bytes;
+    st->mem_gradients = bytes + (st->job->o->grad_dtype == GCL_F16 ? st->np * 2 : 0);
+    st->mem_optimizer = bytes * (size_t)st->job->nstate;
     GCL_CHECK(ipu_alloc(st, bytes, "weights", (void **)&st->params));
     GCL_CHECK(ipu_alloc(st, bytes, "gradients", (void **)&st->grads));
     GCL_CHECK(
@@ -80,6 +83,9 @@ static gcl_status_t alloc_activations(stage_t *st)
             st->dx[s] = dxs + per * s;
     }
     size_t in = st->last ? 0 : (size_t)b * dims[st->l1];
+    size_t per_dx = st->stage > 0 ? (size_t)b * dims[st->l0] : 0;
+    st->mem_activations = (per_slot + per_dx + in + 2 * (size_t)b * wmax) * sizeof(float);
+    st->mem_stash = (per_slot + per_dx) * (size_t)(st->nslots - 1) * sizeof(float);
     GCL_CHECK(ipu_alloc(st, (in + 2 * (size_t)b * wmax) * sizeof(float), "backward buffers",
                         (void **)&grads));
     st->dy_in = grads;
@@ -165,6 +171,9 @@ void stage_teardown(stage_t *st)
     free(st->labels);
     free(st->idx);
     free(st->perm);
+    free(st->m_step);
+    free(st->m_coll);
+    free(st->m_p2p);
     gcl_comm_destroy(st->comm);
 }
 
@@ -172,7 +181,9 @@ gcl_status_t stage_wait(stage_t *st, gcl_request_t *req)
 {
     if (!*req)
         return GCL_OK;
+    double t = train_now_s();
     gcl_status_t rc = gcl_wait(*req);
+    st->wait_p2p += train_now_s() - t;
     *req = NULL;
     if (rc != GCL_OK)
         train_fail(st->job, "replica %d IPU %d: pipeline transfer failed: %s", st->replica,

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "gcl/gcl.h"
+#include "gcl/sim.h"
 #include "pipe.h"
 #include "train.h"
 
@@ -43,6 +44,16 @@ typedef struct {
     double loss_sum;
     long correct, seen;
     long checkpoints; /* checkpoints this stage has contributed to */
+    /* Real time the step in flight has waited so far: inside the gradient all-reduce, and for
+     * pipeline transfers (host-side waits, measured on this IPU's thread). */
+    double wait_coll, wait_p2p;
+    /* Simulated memory the stage allocated, by kind (bytes). Activations: what one micro-batch
+     * needs; stash: the activations and input gradients of the other micro-batches in flight. */
+    size_t mem_weights, mem_gradients, mem_optimizer, mem_activations, mem_stash;
+    /* This run's steps, from its first (measure.c): each step's real time and waits. */
+    double *m_step, *m_coll, *m_p2p;
+    long m_from, m_count;
+    ipu_record_t rec;
 } stage_t;
 
 /* Creates the communicator, allocates every buffer in simulated IPU memory and initialises the
@@ -57,6 +68,17 @@ gcl_status_t stage_step(stage_t *st, long step);
 /* Forward only, over this replica's share of the test set. The last stage returns the summed
  * loss and the number of correct and seen samples of the whole job (all-reduced). */
 gcl_status_t stage_evaluate(stage_t *st, double *loss, long *correct, long *count);
+
+/* Steps of this run (from FROM to the end of the run): allocates the per-step measurements.
+ * Returns GCL_OK or GCL_ERR_NO_HOST_MEMORY (recorded with train_fail). */
+gcl_status_t stage_measure_init(stage_t *st, long from);
+/* Records step STEP: its real time STEP_S (the waits are in wait_coll and wait_p2p), and the
+ * simulated clock's shares before (A) and after (B) it. */
+void stage_measure_step(stage_t *st, long step, double step_s, const gcl_sim_stats_t *a,
+                        const gcl_sim_stats_t *b);
+/* Once training ended well on every replica: every IPU's measurements reach instance 0
+ * (job->res.m), by one all-gather per stage. */
+gcl_status_t stage_measure_collect(stage_t *st);
 
 /* Waits for the request in *REQ, if any. */
 gcl_status_t stage_wait(stage_t *st, gcl_request_t *req);

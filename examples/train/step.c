@@ -1,64 +1,68 @@
 /*
  * One training step of a pipeline stage, and forward-only evaluation. See stage.h.
  *
- * Every matmul charges its FLOPs (2 x m x n x k) and the bytes it moves to the simulated IPU's
- * clock, as do the elementwise passes (ReLU, loss, optimizer) by their bytes.
+ * Every dense layer, ReLU, the loss, the casts and the optimizer update charge the simulated
+ * IPU's clock through libgcl's layer-level cost model (gcl_charge_layer, gcl_charge_update).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stage.h"
 
 #include "gcl/sim.h"
 #include "half.h"
-#include "rng.h"
+#include "order.h"
 
-static void charge(stage_t *st, const char *name, double flops, double bytes)
+/* The simulated IPU's cost of the stage's work comes from libgcl's layer-level cost model
+ * (gcl_charge_layer): each dense layer is a matmul layer in f32, its ReLU an elementwise one. */
+static void charge_dense(stage_t *st, const char *name, int rows, int in, int out, int relu,
+                         gcl_pass_t pass, int input_grad)
 {
-    gcl_charge_compute(st->ctx, name, flops, bytes, GCL_F32);
+    gcl_layer_t mm = GCL_LAYER_INIT, act = GCL_LAYER_INIT;
+
+    mm.name = name;
+    mm.dtype = GCL_F32;
+    mm.in = in;
+    mm.out = out;
+    mm.bias = 1;
+    mm.no_input_grad = !input_grad;
+    act.type = GCL_LAYER_ELEMENTWISE;
+    act.name = name;
+    act.dtype = GCL_F32;
+    act.values = out;
+    if (pass == GCL_PASS_BACKWARD && relu)
+        gcl_charge_layer(st->ctx, &act, pass, rows);
+    gcl_charge_layer(st->ctx, &mm, pass, rows);
+    if (pass == GCL_PASS_FORWARD && relu)
+        gcl_charge_layer(st->ctx, &act, pass, rows);
 }
 
-/* The order of the training samples in EPOCH: a Fisher-Yates shuffle from the seed. */
-static void make_perm(stage_t *st, long epoch)
+/* Elementwise work over N f32 values (casts, zeroing), as one unit. */
+static void charge_values(stage_t *st, const char *name, size_t n, int ops)
 {
-    if (st->perm_epoch == epoch)
-        return;
-    uint32_t n = (uint32_t)st->job->data->train_x.count;
-    rng_t r;
-    rng_seed(&r, st->job->o->seed, 0x5045524d00000000ull + (uint64_t)epoch); /* "PERM" */
-    for (uint32_t i = 0; i < n; i++)
-        st->perm[i] = i;
-    for (uint32_t i = n - 1; i > 0; i--) {
-        uint32_t j = rng_below(&r, i + 1), t = st->perm[i];
-        st->perm[i] = st->perm[j];
-        st->perm[j] = t;
-    }
-    st->perm_epoch = epoch;
+    gcl_layer_t l = GCL_LAYER_INIT;
+
+    l.type = GCL_LAYER_ELEMENTWISE;
+    l.name = name;
+    l.dtype = GCL_F32;
+    l.values = (long)n;
+    l.ops = ops;
+    gcl_charge_layer(st->ctx, &l, GCL_PASS_FORWARD, 1);
 }
 
-/* Index into the training set of sample I of micro-batch M of this replica at STEP: the step's
- * global batch is a contiguous run of the epoch's order, replica r taking its r-th share. */
+/* Index into the training set of sample I of micro-batch M of this replica at STEP (order.h). */
 static uint32_t sample_of(stage_t *st, long step, int m, int i)
 {
     const train_job_t *job = st->job;
-    long pos = step % job->steps_per_epoch;
-    make_perm(st, step / job->steps_per_epoch);
-    long at = pos * job->global_batch + (long)st->replica * job->accumulation * job->micro +
-              (long)m * job->micro + i;
-    return st->perm[at];
-}
-
-/* Standardised pixels of images IDX[0..rows) of SET into X: what the host streams to IPU 0. */
-static void load_images(const train_job_t *job, const idx_array_t *set, const uint32_t *idx,
-                        int rows, float *x)
-{
-    size_t d = (size_t)set->rows * set->cols;
-    for (int r = 0; r < rows; r++) {
-        const uint8_t *src = set->data + (size_t)idx[r] * d;
-        for (size_t j = 0; j < d; j++)
-            x[(size_t)r * d + j] = job->pixel[src[j]];
+    long epoch = step / job->steps_per_epoch;
+    if (st->perm_epoch != epoch) {
+        order_epoch(job->o->seed, epoch, (uint32_t)job->data->train_x.count, st->perm);
+        st->perm_epoch = epoch;
     }
+    order_job_t oj = {job->steps_per_epoch, job->global_batch, job->accumulation, job->micro};
+    return st->perm[order_position(&oj, step, st->replica, m, i)];
 }
 
 static float *act(stage_t *st, int slot, int i)
@@ -75,8 +79,7 @@ static void forward_layers(stage_t *st, int slot, int rows)
         const float *w = st->params + (m->offset[l] - st->poff);
         dense_forward(act(st, slot, l - st->l0), w, w + (size_t)in * out,
                       act(st, slot, l - st->l0 + 1), rows, in, out, l < m->nlayers - 1);
-        charge(st, "forward", layer_flops(m, l, rows),
-               4.0 * ((double)rows * in + (double)in * out + 2.0 * rows * out));
+        charge_dense(st, "forward", rows, in, out, l < m->nlayers - 1, GCL_PASS_FORWARD, 1);
     }
 }
 
@@ -87,11 +90,13 @@ static gcl_status_t stage_input(stage_t *st, int slot, int rows, const idx_array
 {
     float *in = act(st, slot, 0);
     if (st->stage == 0) {
-        load_images(st->job, set, idx, rows, in);
+        order_load_images(st->job->pixel, set, idx, rows, in);
         return GCL_OK;
     }
     size_t n = (size_t)rows * st->shape->dims[st->l0];
+    double t = train_now_s();
     gcl_status_t rc = gcl_recv(st->ctx, st->stage - 1, in, n, GCL_F32, TAG_ACT);
+    st->wait_p2p += train_now_s() - t;
     if (rc != GCL_OK)
         train_fail(st->job, "replica %d IPU %d: receiving activations from IPU %d: %s", st->replica,
                    st->stage, st->stage - 1, gcl_ctx_last_error(st->ctx));
@@ -133,7 +138,13 @@ static gcl_status_t forward_micro(stage_t *st, long step, int m)
     float scale = 1.0f / (float)(b * st->job->accumulation);
     st->loss_sum += softmax_xent(logits, labels, b, classes, scale, logits, &st->correct);
     st->seen += b;
-    charge(st, "loss", 10.0 * b * classes, 8.0 * b * classes);
+    gcl_layer_t loss = GCL_LAYER_INIT;
+    loss.type = GCL_LAYER_LOSS;
+    loss.name = "loss";
+    loss.dtype = GCL_F32;
+    loss.out = classes;
+    gcl_charge_layer(st->ctx, &loss, GCL_PASS_FORWARD, b);
+    gcl_charge_layer(st->ctx, &loss, GCL_PASS_BACKWARD, b);
     return GCL_OK;
 }
 
@@ -146,7 +157,9 @@ static gcl_status_t output_grad(stage_t *st, int slot, float **dy)
         return GCL_OK;
     }
     size_t n = (size_t)st->job->micro * st->shape->dims[st->l1];
+    double t = train_now_s();
     gcl_status_t rc = gcl_recv(st->ctx, st->stage + 1, st->dy_in, n, GCL_F32, TAG_GRAD);
+    st->wait_p2p += train_now_s() - t;
     if (rc != GCL_OK)
         train_fail(st->job, "replica %d IPU %d: receiving gradients from IPU %d: %s", st->replica,
                    st->stage, st->stage + 1, gcl_ctx_last_error(st->ctx));
@@ -171,8 +184,8 @@ static gcl_status_t backward_micro(stage_t *st, int m)
         const float *w = st->params + off;
         dense_backward(act(st, slot, l - st->l0), w, dy, st->grads + off,
                        st->grads + off + (size_t)in * out, dx, b, in, out);
-        charge(st, "backward", layer_flops(ms, l, b) * (dx ? 2 : 1),
-               4.0 * (dx ? 2 : 1) * ((double)b * in + (double)in * out + (double)b * out));
+        charge_dense(st, "backward", b, in, out, l < ms->nlayers - 1, GCL_PASS_BACKWARD,
+                     dx != NULL);
         dy = dx;
     }
     if (st->stage == 0)
@@ -186,6 +199,30 @@ static gcl_status_t backward_micro(stage_t *st, int m)
     return rc;
 }
 
+/* The mean over the replicas of this stage's per-layer gradients in BUF (weights and biases of
+ * each layer, in the order of the parameter vector), as GCL reduces a list of tensors: one
+ * fused call (the layers lie end to end, so nothing is copied). */
+static gcl_status_t all_reduce_layers(stage_t *st, void *buf, gcl_dtype_t type)
+{
+    int n = 2 * (st->l1 - st->l0);
+    gcl_tensor_t *t = calloc((size_t)n, sizeof *t);
+    if (!t)
+        return GCL_ERR_NO_HOST_MEMORY;
+    size_t es = gcl_dtype_size(type);
+    for (int l = st->l0, k = 0; l < st->l1; l++) {
+        size_t off = st->shape->offset[l] - st->poff, nw = layer_params(st->shape, l);
+        size_t nb = (size_t)st->shape->dims[l + 1];
+        char *w = (char *)buf + off * es, *b = w + (nw - nb) * es;
+        t[k++] = (gcl_tensor_t){w, w, nw - nb, type};
+        t[k++] = (gcl_tensor_t){b, b, nb, type};
+    }
+    double w = train_now_s();
+    gcl_status_t rc = gcl_all_reduce_multi(st->comm, t, n, GCL_MEAN);
+    st->wait_coll += train_now_s() - w;
+    free(t);
+    return rc;
+}
+
 /* Mean of the gradients over the replicas: in f32, or cast to f16 after scaling by
  * --grad-scale (so that small gradients do not flush to zero) and back. */
 static gcl_status_t reduce_grads(stage_t *st, long step)
@@ -193,18 +230,18 @@ static gcl_status_t reduce_grads(stage_t *st, long step)
     const train_opts_t *o = st->job->o;
     gcl_status_t rc;
     if (o->grad_dtype == GCL_F32) {
-        rc = gcl_all_reduce(st->comm, st->grads, st->grads, st->np, GCL_F32, GCL_MEAN);
+        rc = all_reduce_layers(st, st->grads, GCL_F32);
     } else {
         float scale = (float)o->grad_scale, inv = 1.0f / scale;
         for (size_t i = 0; i < st->np; i++)
             st->grads16[i] = half_from_float(st->grads[i] * scale);
-        rc = gcl_all_reduce(st->comm, st->grads16, st->grads16, st->np, GCL_F16, GCL_MEAN);
+        rc = all_reduce_layers(st, st->grads16, GCL_F16);
         int finite = 1;
         for (size_t i = 0; rc == GCL_OK && i < st->np; i++) {
             st->grads[i] = half_to_float(st->grads16[i]) * inv;
             finite &= isfinite(st->grads[i]);
         }
-        charge(st, "f16 casts", 2.0 * st->np, 12.0 * st->np);
+        charge_values(st, "f16 casts", 2 * st->np, 1);
         if (rc == GCL_OK && !finite) {
             train_fail(st->job,
                        "step %ld: the f16 gradient all-reduce of stage %d overflowed; "
@@ -225,22 +262,23 @@ static void update(stage_t *st, long step)
     const train_job_t *job = st->job;
     const optim_cfg_t *c = &job->o->optim;
     double lr = optim_lr(c, step, job->schedule_steps);
-    for (int l = st->l0; l < st->l1; l++) {
-        size_t off = st->shape->offset[l] - st->poff, nw = layer_params(st->shape, l);
-        size_t nb = (size_t)st->shape->dims[l + 1];
-        nw -= nb;
-        float *s1 = st->state[1] ? st->state[1] + off : NULL;
-        optim_update(c, lr, step, st->params + off, st->grads + off, st->state[0] + off, s1, nw, 1);
-        optim_update(c, lr, step, st->params + off + nw, st->grads + off + nw,
-                     st->state[0] + off + nw, s1 ? s1 + nw : NULL, nb, 0);
-    }
-    charge(st, "optimizer", 4.0 * st->np, optim_bytes_per_param(c) * st->np);
+    optim_update_layers(c, lr, step, st->shape, st->l0, st->l1, st->params, st->grads, st->state[0],
+                        st->state[1]);
+    gcl_update_t u = {c->kind == OPTIM_ADAM ? GCL_OPTIM_ADAM
+                      : c->momentum > 0     ? GCL_OPTIM_MOMENTUM
+                                            : GCL_OPTIM_SGD,
+                      (double)st->np,
+                      2 * (st->l1 - st->l0),
+                      GCL_F32,
+                      GCL_F32,
+                      0};
+    gcl_charge_update(st->ctx, &u);
 }
 
 gcl_status_t stage_step(stage_t *st, long step)
 {
     memset(st->grads, 0, st->np * sizeof(float));
-    charge(st, "zero gradients", 0, 4.0 * st->np);
+    charge_values(st, "zero gradients", st->np, 1);
     for (int i = 0; i < 2 * st->job->accumulation; i++) {
         pipe_op_t op = st->ops[i];
         GCL_CHECK(op.pass == 'F' ? forward_micro(st, step, op.micro)

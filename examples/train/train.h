@@ -18,6 +18,7 @@
 #include "ckpt.h"
 #include "gcl/gcl.h"
 #include "idx.h"
+#include "measure.h"
 #include "model.h"
 
 #define TRAIN_MAX_EPOCH_LOG 1000
@@ -27,6 +28,8 @@ typedef struct {
     int epoch;
     long step;
     double loss, train_accuracy, test_accuracy, test_loss, wall_s;
+    double elapsed_s;     /* real: from the start of instance 0 to the end of the evaluation */
+    double sim_elapsed_s; /* simulated: replica 0's clock then (-1: not simulated) */
 } epoch_log_t;
 
 /* The run's results, filled by replica 0's threads and read by main after gcl_run. */
@@ -41,11 +44,14 @@ typedef struct {
     double sim_compute_s[MODEL_MAX_LAYERS], sim_total_s[MODEL_MAX_LAYERS];
     epoch_log_t epochs[TRAIN_MAX_EPOCH_LOG];
     int nepochs;
+    step_measures_t m;
+    double start_unix_s, first_step_unix_s; /* real clock of instance 0 (CLOCK_REALTIME) */
 } train_results_t;
 
 typedef struct {
     const train_opts_t *o;
     const dataset_t *data;
+    double t0; /* CLOCK_MONOTONIC at the start of the process */
     model_shape_t shape;
     int replicas, stages, first[MODEL_MAX_LAYERS + 1];
     int micro, accumulation;
@@ -69,11 +75,21 @@ typedef struct {
     int aborted;
     char error[4096]; /* the first failure, for main to print */
 
+    /* A preemption (SIGTERM or SIGINT, agreed by the whole job): the signal, the steps done
+     * when training stopped, and whether a checkpoint holds them. Under LOCK. */
+    int stop_signal;
+    long stopped_at;
+    int stop_saved;
+
     train_results_t res;
 } train_job_t;
 
 /* The per-IPU program (gcl_program_t); ARG is the train_job_t. */
 gcl_status_t train_program(gcl_ctx_t ctx, void *arg);
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME, in seconds. */
+double train_now_s(void);
+double train_unix_s(void);
 
 /* Records the first failure of the job (printf-style) and wakes every waiting thread. */
 void train_fail(train_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,5 +1,5 @@
 /* The public collective calls: thin wrappers that describe the call for gcl_collective. */
-#include "request.h"
+#include "collective.h"
 
 static gcl_status_t call(gcl_comm_t comm, gcl_call_t c, gcl_request_t *req)
 {
@@ -9,7 +9,7 @@ static gcl_status_t call(gcl_comm_t comm, gcl_call_t c, gcl_request_t *req)
 }
 
 #define CALL(coll, send, recv, count, type, op, root, what)                                        \
-    ((gcl_call_t){(coll), (send), (recv), (count), (type), (op), (root), (what)})
+    ((gcl_call_t){(coll), (send), (recv), (count), (type), (op), (root), (what), 0})
 
 gcl_status_t gcl_all_reduce(gcl_comm_t comm, const void *sendbuf, void *recvbuf, size_t count,
                             gcl_dtype_t type, gcl_redop_t op)

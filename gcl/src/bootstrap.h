@@ -30,8 +30,10 @@ struct gcl_boot {
 gcl_status_t gcl_boot_single_create(gcl_boot_t **out);
 
 /* Initialises MPI with MPI_THREAD_MULTIPLE unless the program already did, and checks that it
- * has EXPECTED_SIZE ranks. On failure, a sentence in ERR. */
-gcl_status_t gcl_boot_mpi_create(int expected_size, gcl_boot_t **out, char *err, size_t len);
+ * has EXPECTED_SIZE ranks. MESSAGES: the mpi transport will carry the job's messages (OpenMPI
+ * is then asked for its ob1 PML; see bootstrap_mpi.c). On failure, a sentence in ERR. */
+gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, gcl_boot_t **out, char *err,
+                                 size_t len);
 
 /* The MPI communicator (an MPI_Comm, as void *) of an "mpi" bootstrap, for the MPI transport;
  * NULL for any other. *THREAD_MULTIPLE says whether concurrent calls from threads are safe. */

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fault.h"
+
 typedef struct {
     MPI_Comm comm;
     int we_initialized; /* MPI_Finalize is ours to call */
@@ -47,10 +49,30 @@ static void mpi_destroy(gcl_boot_t *b)
     free(b);
 }
 
-gcl_status_t gcl_boot_mpi_create(int expected_size, gcl_boot_t **out, char *err, size_t len)
+/* Settings OpenMPI takes from this process's environment at MPI_Init, made before it starts
+ * any thread; a value the user set wins.
+ * - OMPI_MCA_mtl=^psm2: OpenMPI 4.1's psm2 MTL sets PSM2_DEVICES inside MPI_Init_thread, after
+ *   PMIx's progress thread has started, and that thread reads the environment meanwhile
+ *   (getenv in OpenMPI's model callback): a setenv that moves the environment under it crashed
+ *   an instance (seen once in about a thousand start-ups under load: SIGSEGV in getenv, called
+ *   from mca_pmix_ext3x). psm2 serves only Omni-Path hardware.
+ * - OMPI_MCA_pml=ob1 when the mpi transport carries the job's messages (MESSAGES): OpenMPI's
+ *   default here, the cm PML over libfabric (mtl ofi), lost messages under load (of 12 runs of
+ *   allreduce-check over 4 instances with GCL_TRANSPORT=mpi, 4 waited for a message that
+ *   never came and ended in GCL_TIMEOUT_S; 0 of 6 with ob1). */
+static void prepare_mpi_env(int messages)
 {
-    gcl_boot_t *b = calloc(1, sizeof *b);
-    mpi_boot_t *m = calloc(1, sizeof *m);
+    if (!getenv("OMPI_MCA_mtl"))
+        setenv("OMPI_MCA_mtl", "^psm2", 0);
+    if (messages && !getenv("OMPI_MCA_pml"))
+        setenv("OMPI_MCA_pml", "ob1", 0);
+}
+
+gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, gcl_boot_t **out, char *err,
+                                 size_t len)
+{
+    gcl_boot_t *b = gcl_calloc(1, sizeof *b);
+    mpi_boot_t *m = gcl_calloc(1, sizeof *m);
     if (!b || !m) {
         free(b);
         free(m);
@@ -59,6 +81,7 @@ gcl_status_t gcl_boot_mpi_create(int expected_size, gcl_boot_t **out, char *err,
     int initialized = 0, provided = MPI_THREAD_SINGLE;
     MPI_Initialized(&initialized);
     if (!initialized) {
+        prepare_mpi_env(messages);
         if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
             snprintf(err, len, "MPI_Init_thread failed (is this job started by poprun/mpirun?)");
             goto fail;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
+
 static gcl_status_t single_allgather(gcl_boot_t *b, const void *mine, void *all, size_t bytes)
 {
     (void)b;
@@ -32,7 +34,7 @@ static void single_destroy(gcl_boot_t *b)
 
 gcl_status_t gcl_boot_single_create(gcl_boot_t **out)
 {
-    gcl_boot_t *b = calloc(1, sizeof *b);
+    gcl_boot_t *b = gcl_calloc(1, sizeof *b);
     if (!b)
         return GCL_ERR_NO_HOST_MEMORY;
     *b = (gcl_boot_t){.name = "single",

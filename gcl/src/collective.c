@@ -1,6 +1,18 @@
 /*
- * The collectives of the public API: one path for all of them. Check the call, pick the
- * algorithm (GCL_<COLLECTIVE>_ALGO or the automatic choice), build the schedule, start it.
+ * The collectives of the public API: one path for all of them. Check the call, plan it, build
+ * the schedule, start it on its engine.
+ *
+ * The plan answers two questions apart (DESIGN.md, "Execution model"):
+ *   - the pod algorithm: which algorithm GCL would run on the simulated pod, whose time the call
+ *     is charged; forced (GCL_<COLLECTIVE>_ALGO, gcl_comm_set_algorithm) or chosen by the cost
+ *     model (choice/);
+ *   - the data path: how the bytes move here. A forced algorithm runs its own schedule, and so
+ *     does every call in phantom mode. Otherwise an all_reduce or reduce_scatter folds every
+ *     element along the canonical tree (coll/canon.h): host-direct when it is blocking and the
+ *     group shares this host, else by the canonical schedule's messages; either way its
+ *     simulated time is the replayed pod algorithm's. So the same job gives bitwise the same
+ *     results on one process, many, or many hosts, blocking or not. The other collectives do
+ *     not reduce: they run the pod algorithm's schedule (all_gather host-direct when it can).
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -8,18 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/algo.h"
 #include "coll/reduce.h"
+#include "collective.h"
+#include "fault.h"
 #include "log.h"
 #include "request.h"
-
-static uint32_t algo_hash(const char *name)
-{
-    int v[16] = {0};
-    for (int i = 0; name[i] && i < 64; i++)
-        v[i % 16] = v[i % 16] * 31 + (unsigned char)name[i];
-    return gcl_hash_ints(v, 16);
-}
+#include "simcache.h"
+#include "vocab.h"
 
 static gcl_status_t reject(struct gcl_comm *c, gcl_status_t rc, const char *what, const char *fmt,
                            ...) __attribute__((format(printf, 4, 5)));
@@ -27,13 +34,13 @@ static gcl_status_t reject(struct gcl_comm *c, gcl_status_t rc, const char *what
 static gcl_status_t reject(struct gcl_comm *c, gcl_status_t rc, const char *what, const char *fmt,
                            ...)
 {
-    char msg[GCL_ERRLEN - 32];
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(c->error, sizeof c->error, "%s: %s", what, msg);
-    GCL_WARN(GCL_SUB_COLL, "%s", c->error);
+    gcl_comm_fail(c, rc, "%s: %s", what, msg);
+    GCL_WARN(GCL_SUB_COLL, "%s", gcl_err_text(&c->err));
     return rc;
 }
 
@@ -57,28 +64,28 @@ static void shape(const gcl_call_t *call, int n, int rank, uint64_t *in, uint64_
     }
 }
 
-static gcl_status_t check_call(struct gcl_comm *c, const gcl_call_t *call)
+static int reducing(coll_collective_t c)
 {
-    const char *why = NULL;
+    return c == COLL_ALLREDUCE || c == COLL_REDUCE_SCATTER;
+}
+
+/* Phantom mode: a NULL or phantom output means sizes only. */
+static int sizes_only(struct gcl_comm *c, const gcl_call_t *call)
+{
+    struct gcl_instance *inst = c->ctx->inst;
+    return inst->phantom && (!call->recv || gcl_sim_is_phantom(&inst->sim, call->recv));
+}
+
+static gcl_status_t check_buffers(struct gcl_comm *c, const gcl_call_t *call)
+{
     size_t es = gcl_dtype_size(call->type);
-    int reducing = call->coll == COLL_ALLREDUCE || call->coll == COLL_REDUCE_SCATTER;
-    if (call->coll != COLL_BARRIER && es == 0)
-        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "unknown element type %d",
-                      (int)call->type);
-    if (reducing && !coll_redop_valid((coll_dtype_t)call->type, (coll_redop_t)call->op, &why))
-        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s with %s: %s",
-                      gcl_dtype_name(call->type), gcl_redop_name(call->op), why);
-    if (call->coll == COLL_BROADCAST && (call->root < 0 || call->root >= c->size))
-        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what,
-                      "root %d is not a rank of the group (0 .. %d)", call->root, c->size - 1);
     uint64_t in, out, ia, oa;
     shape(call, c->size, c->rank, &in, &out, &ia, &oa);
     if (es && (call->count > (SIZE_MAX / 4) / es / (size_t)c->size))
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%zu elements is too many",
                       call->count);
-    if (c->ctx->inst->phantom &&
-        (!call->recv || gcl_sim_is_phantom(&c->ctx->inst->sim, call->recv)))
-        return GCL_OK; /* phantom mode: a NULL or phantom output means sizes only */
+    if (sizes_only(c, call))
+        return GCL_OK;
     int needs_send = call->coll != COLL_BROADCAST || c->rank == call->root;
     if ((in && needs_send && !call->send) || (out && !call->recv))
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "a NULL buffer for %zu elements",
@@ -91,6 +98,23 @@ static gcl_status_t check_call(struct gcl_comm *c, const gcl_call_t *call)
     return GCL_OK;
 }
 
+static gcl_status_t check_call(struct gcl_comm *c, const gcl_call_t *call)
+{
+    const char *why = NULL;
+    size_t es = gcl_dtype_size(call->type);
+    if (call->coll != COLL_BARRIER && es == 0)
+        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "unknown element type %d",
+                      (int)call->type);
+    if (reducing(call->coll) &&
+        !coll_redop_valid((coll_dtype_t)call->type, (coll_redop_t)call->op, &why))
+        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s with %s: %s",
+                      gcl_dtype_name(call->type), gcl_redop_name(call->op), why);
+    if (call->coll == COLL_BROADCAST && (call->root < 0 || call->root >= c->size))
+        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what,
+                      "root %d is not a rank of the group (0 .. %d)", call->root, c->size - 1);
+    return check_buffers(c, call);
+}
+
 /* Bytes per replica of a call, as GCL_DIRECT_MIN_BYTES counts them (the larger buffer). */
 static size_t call_bytes(const gcl_call_t *call, int n)
 {
@@ -98,35 +122,62 @@ static size_t call_bytes(const gcl_call_t *call, int n)
     return call->coll == COLL_ALLREDUCE ? b : b * (size_t)n;
 }
 
-/* The algorithm for A: the forced one, else the automatic choice (logged when it changes).
- * *DIRECT says whether a blocking call runs host-direct; ALGO then names the pod algorithm whose
- * schedule its simulated time follows. Non-blocking calls never do, so that the choice is the
- * same on every replica (a blocking call does not match a non-blocking one, as in MPI). */
-static gcl_status_t pick(struct gcl_comm *c, const gcl_call_t *call, const coll_args_t *a,
-                         int blocking, const coll_algo_t **algo, int *direct)
+/* The cost model's pick for A: the communicator's last one when the call has its shape, else
+ * the instance's cache. */
+static const coll_algo_t *choose(struct gcl_comm *c, const coll_args_t *a, char *why, size_t len)
+{
+    gcl_choice_memo_t *m = &c->memo[a->coll];
+    why[0] = '\0';
+    if (m->algo && choice_same_call(&m->a, a))
+        return m->algo;
+    gcl_sim_t *s = &c->ctx->inst->sim;
+    const coll_algo_t *algo = gcl_simcache_choose(s->cache, s->topo, a, c->ipus, why, len);
+    if (algo) {
+        m->a = *a;
+        m->a.node_of = m->a.host_of = NULL;
+        m->algo = algo;
+    }
+    return algo;
+}
+
+static void log_plan(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_t *p,
+                     const char *why)
+{
+    const char *path = p->direct ? "host_direct" : p->real->name;
+    if (c->logged[call->coll] == path && !why[0])
+        return;
+    c->logged[call->coll] = path;
+    if (p->mode == GCL_SIM_CHARGE)
+        GCL_INFO(GCL_SUB_COLL, "%s over %d replicas: %s%s%s", call->what, c->size, path,
+                 why[0] ? ", " : "", why);
+    else
+        GCL_INFO(GCL_SUB_COLL, "%s over %d replicas: %s, in the canonical order; simulated as %s",
+                 call->what, c->size, path, why[0] ? why : p->pod->name);
+}
+
+gcl_status_t gcl_plan(struct gcl_comm *c, const gcl_call_t *call, const coll_args_t *a,
+                      int blocking, gcl_plan_t *p)
 {
     char why[256];
     const char *forced =
         c->algo[a->coll][0] ? c->algo[a->coll] : c->ctx->inst->params.algo[a->coll];
-    int automatic = strcmp(forced, "auto") == 0;
-    const coll_algo_t *cheapest = automatic ? gcl_sim_choose(c, a, why, sizeof why) : NULL;
-    if (cheapest)
-        *algo = cheapest; /* the cost model's pick */
-    else if (coll_algo_select(a, forced, algo, why, sizeof why) != 0)
-        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s", why);
-    *direct = automatic && blocking && a->op != COLL_LOCAL &&
-              gcl_direct_eligible(c, a->coll, call_bytes(call, c->size));
-    const void *choice = *direct ? (const void *)&c->last_algo : (const void *)*algo;
-    if (automatic && c->last_algo[a->coll] != choice) {
-        c->last_algo[a->coll] = choice;
-        if (*direct)
-            GCL_INFO(GCL_SUB_COLL,
-                     "%s over %d replicas on one host: host-direct through shared memory "
-                     "(simulated as %s)",
-                     call->what, c->size, (*algo)->name);
-        else
-            GCL_INFO(GCL_SUB_COLL, "%s over %d replicas: %s", call->what, c->size, why);
+    memset(p, 0, sizeof *p);
+    if (strcmp(forced, "auto") != 0) {
+        if (coll_algo_select(a, forced, &p->pod, why, sizeof why) != 0)
+            return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s", why);
+        p->real = p->pod;
+        p->mode = GCL_SIM_CHARGE;
+        return GCL_OK;
     }
+    if (!(p->pod = choose(c, a, why, sizeof why)))
+        return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "the automatic choice failed: %s",
+                      why);
+    int canon = reducing(a->coll) && a->op != COLL_LOCAL && a->count > 0 && !sizes_only(c, call);
+    p->direct = blocking && (canon || a->coll == COLL_ALLGATHER) &&
+                gcl_direct_eligible(c, a->coll, call_bytes(call, c->size));
+    p->real = p->direct ? NULL : canon ? coll_algo_find(a->coll, "canonical") : p->pod;
+    p->mode = p->direct || canon ? GCL_SIM_REPLAY : GCL_SIM_CHARGE;
+    log_plan(c, call, p, why);
     return GCL_OK;
 }
 
@@ -145,7 +196,7 @@ static gcl_status_t transform_input(struct gcl_comm *c, const gcl_call_t *call, 
     coll_dtype_t t = (coll_dtype_t)call->type;
     if (bytes == 0 || !call->send || gcl_sim_is_phantom(&c->ctx->inst->sim, call->send))
         return GCL_OK;
-    if (!(r->scratch = malloc(bytes)))
+    if (!(r->scratch = gcl_malloc(bytes)))
         return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
     if (call->op == GCL_SQUARE_ADD)
         coll_square(t, r->scratch, call->send, in);
@@ -155,12 +206,8 @@ static gcl_status_t transform_input(struct gcl_comm *c, const gcl_call_t *call, 
     return GCL_OK;
 }
 
-gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int blocking,
-                            struct gcl_request **out)
+static coll_args_t call_args(struct gcl_comm *c, const gcl_call_t *call)
 {
-    if (!blocking && out)
-        *out = NULL;
-    GCL_CHECK(check_call(c, call));
     coll_args_t a = {.coll = call->coll,
                      .rank = c->rank,
                      .nranks = c->size,
@@ -169,70 +216,99 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
                      .dtype = (coll_dtype_t)call->type,
                      .op = (coll_redop_t)call->op,
                      .elem_size = gcl_dtype_size(call->type),
-                     .node_of = c->node_of};
-    if (call->coll == COLL_BARRIER ||
-        (call->coll != COLL_ALLREDUCE && call->coll != COLL_REDUCE_SCATTER))
+                     .node_of = c->node_of,
+                     .host_of = c->host_of};
+    if (!reducing(call->coll))
         a.op = COLL_SUM; /* not a reduction: the operator is not part of the call */
     if (a.elem_size == 0)
         a.elem_size = 1, a.dtype = COLL_BOOL;
-    const coll_algo_t *algo;
-    int direct = 0;
-    GCL_CHECK(pick(c, call, &a, blocking, &algo, &direct));
-    c->last_used[call->coll] = direct ? "host_direct" : algo->name;
-    struct gcl_request *r = calloc(1, sizeof *r);
-    if (!r)
-        return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
-    r->comm = c;
-    coll_schedule_init(&r->own);
+    return a;
+}
+
+/* The call's signature: what every message of it carries, and what peers compare. */
+static gcl_sig_t signature(struct gcl_comm *c, const gcl_call_t *call, const coll_args_t *a,
+                           const gcl_plan_t *p)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", p->direct ? "host_direct" : p->real->name,
+             p->mode == GCL_SIM_REPLAY ? p->pod->name : "");
     gcl_sig_t sig;
     memset(&sig, 0, sizeof sig);
     sig.seq = c->seq++;
     sig.coll = (uint8_t)call->coll;
-    sig.dtype = (uint8_t)a.dtype;
-    sig.op = (uint8_t)a.op;
+    sig.dtype = (uint8_t)a->dtype;
+    sig.op = (uint8_t)a->op;
     sig.gkind = (uint8_t)c->group.kind;
     sig.gsize = c->size;
     sig.root = call->coll == COLL_BROADCAST ? call->root : -1;
-    sig.algo = algo_hash(algo->name);
+    sig.algo = gcl_sig_hash(path);
+    sig.listhash = call->layout;
     sig.count = call->count;
+    c->hist[sig.seq % GCL_COMM_HIST] = sig;
+    return sig;
+}
+
+/* Builds the schedule the data path runs (none for host-direct). */
+static gcl_status_t build(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_t *p,
+                          const coll_args_t *a, coll_schedule_t *sched)
+{
+    const char *why = NULL;
+    coll_schedule_reset(sched);
+    int brc = p->direct ? 0 : coll_build(p->real, a, sched, &why);
+    if (brc != 0)
+        return reject(c, brc == -12 ? GCL_ERR_NO_HOST_MEMORY : GCL_ERR_INVALID_ARGUMENT, call->what,
+                      "algorithm %s cannot run this call: %s", p->real->name,
+                      why ? why : "out of memory");
+    return GCL_OK;
+}
+
+/* Starts request R of CALL as planned; its failures go to R's record. */
+static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_t *p,
+                          coll_args_t *a, struct gcl_request *r, int blocking)
+{
+    gcl_sig_t sig = signature(c, call, a, p);
     const void *input = call->send;
     uint64_t in, outc, ia, oa;
     shape(call, c->size, c->rank, &in, &outc, &ia, &oa);
-    gcl_status_t rc = GCL_OK;
-    if ((call->coll == COLL_ALLREDUCE || call->coll == COLL_REDUCE_SCATTER) &&
-        transforms_input(a.op)) {
-        rc = transform_input(c, call, in, r, &input);
-        if (a.op == COLL_SQUARE_ADD)
-            a.op = COLL_SUM; /* the squares are summed */
+    if (reducing(call->coll) && transforms_input(a->op)) {
+        GCL_CHECK(transform_input(c, call, in, r, &input));
+        if (a->op == COLL_SQUARE_ADD)
+            a->op = COLL_SUM; /* the squares are summed */
     }
     coll_schedule_t *sched = blocking ? &c->sched : &r->own;
-    const char *why = NULL;
-    if (direct)
-        coll_schedule_reset(sched); /* no messages: the host-direct engine does the work */
-    int brc = rc == GCL_OK && !direct ? coll_build(algo, &a, sched, &why) : 0;
-    if (brc != 0)
-        rc = reject(c, brc == -12 ? GCL_ERR_NO_HOST_MEMORY : GCL_ERR_INVALID_ARGUMENT, call->what,
-                    "algorithm %s cannot run this call: %s", algo->name,
-                    why ? why : "out of memory");
+    GCL_CHECK(build(c, call, p, a, sched));
     uint64_t key = ((uint64_t)c->key << 32) | sig.seq;
-    if (rc == GCL_OK)
-        rc = gcl_exec_start(&r->x, c, sched, input, call->recv, &sig, key, call->what);
+    GCL_CHECK(gcl_exec_start(&r->x, c, sched, input, call->recv, &sig, key, call->what, &r->err));
+    r->x.info.op = a->op;
+    r->x.sim.sync = 1;
+    if (p->direct)
+        GCL_CHECK(gcl_direct_setup(&r->x, a));
+    if (p->mode == GCL_SIM_REPLAY)
+        return gcl_sim_plan_replay(&r->x, p->pod, a);
+    return gcl_sim_plan_charge(&r->x, p->pod, a, !blocking);
+}
+
+gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int blocking,
+                            struct gcl_request **out)
+{
+    if (!blocking && out)
+        *out = NULL;
+    GCL_CHECK(check_call(c, call));
+    coll_args_t a = call_args(c, call);
+    gcl_plan_t p;
+    GCL_CHECK(gcl_plan(c, call, &a, blocking, &p));
+    c->last_used[call->coll] = p.direct ? "host_direct" : p.real->name;
+    c->last_pod[call->coll] = p.pod->name;
+    struct gcl_request *r = gcl_request_new(c);
+    if (!r)
+        return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
+    gcl_status_t rc = start(c, call, &p, &a, r, blocking);
     if (rc != GCL_OK) {
-        coll_schedule_free(&r->own);
-        free(r->scratch);
-        free(r);
+        if (r->err.status != GCL_OK)
+            gcl_err_move(&c->err, &r->err);
+        c->ctx->last_failure = &c->err; /* gcl_run's failure quotes it */
+        gcl_request_discard(r);
         return rc;
-    }
-    r->x.info.op = a.op;
-    r->x.sim_sync = 1;
-    if (direct)
-        gcl_direct_setup(&r->x, algo, &a);
-    else if (gcl_simcost_prepare(c, algo, &a, sched, &r->x.sim_mult) != GCL_OK)
-        r->x.sim_mult = NULL; /* out of memory: cost without contention rather than fail */
-    if (!blocking && r->x.sim_mult && sched->nops &&
-        (r->x.sim_mult_own = malloc(sched->nops * sizeof(uint32_t)))) {
-        memcpy(r->x.sim_mult_own, r->x.sim_mult, sched->nops * sizeof(uint32_t));
-        r->x.sim_mult = r->x.sim_mult_own;
     }
     gcl_request_launch(r);
     if (blocking)
@@ -258,10 +334,11 @@ gcl_status_t gcl_comm_set_algorithm(gcl_comm_t comm, const char *collective, con
     coll_collective_t c;
     if (!comm || !algorithm || coll_collective_parse(collective, &c) != 0)
         return GCL_ERR_INVALID_ARGUMENT;
-    if (strcmp(algorithm, "auto") != 0 && !coll_algo_find(c, algorithm))
+    const char *name = gcl_algo_resolve(c, algorithm); /* ours, or GCL's method name */
+    if (!name)
         return reject(comm, GCL_ERR_INVALID_ARGUMENT, "gcl_comm_set_algorithm",
                       "%s has no algorithm called \"%.40s\"", collective, algorithm);
-    snprintf(comm->algo[c], sizeof comm->algo[c], "%s", algorithm);
+    snprintf(comm->algo[c], sizeof comm->algo[c], "%s", name);
     return GCL_OK;
 }
 
@@ -271,4 +348,12 @@ const char *gcl_comm_algorithm(gcl_comm_t comm, const char *collective)
     if (!comm || coll_collective_parse(collective, &c) != 0)
         return NULL;
     return comm->last_used[c];
+}
+
+const char *gcl_comm_simulated_algorithm(gcl_comm_t comm, const char *collective)
+{
+    coll_collective_t c;
+    if (!comm || coll_collective_parse(collective, &c) != 0)
+        return NULL;
+    return comm->last_pod[c];
 }

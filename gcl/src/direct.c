@@ -5,35 +5,39 @@
  * A rank reaches its peers' buffers in one of three ways, the same for the whole group:
  *   pointer  every rank is in this process: plain loads and stores;
  *   cma      the ranks are in several processes that may read and write each other's memory
- *            (process_vm_readv / process_vm_writev: one kernel copy, no staging);
+ *            (mapped once when the buffer came from gcl_ipu_malloc, else process_vm_readv /
+ *            process_vm_writev: one kernel copy, no staging);
  *   staged   otherwise: each rank copies its input into its region of the host box.
  *
  * all_reduce with pointer or cma (trace for 4 ranks, slices A B C D owned by ranks 0..3):
  *   publish  every rank publishes where its input and output are       -- barrier --
- *   work     rank r folds slice r of every input in rank order 0..n-1 (rank 0 makes
- *            A = A0+A1+A2+A3) and writes it straight into slice r of every rank's output
- *                                                                      -- barrier --
+ *   work     rank r folds slice r of every input along the canonical tree (coll/canon.h:
+ *            rank 0 makes A = (A0+A1)+(A2+A3)) and writes it straight into slice r of every
+ *            rank's output                                             -- barrier --
  * Each input byte is read once and each output byte written once: the traffic of one copy of
  * the data per rank, against 2(n-1) copies and reductions of a message ring; all ranks work at
  * once with no chain of dependent steps. With staging, per round of the vector: publish (copy
  * the input in) / barrier / fold slice r into the result region / barrier / gather every slice.
  * reduce_scatter is publish + fold of block r into the rank's own output; all_gather is
- * publish + every rank reading every block. Each slice is reduced once, at one rank, in a
- * fixed order: every rank gets the same bits, run after run. A last barrier keeps a rank's
- * buffers alive until every peer is done with them.
+ * publish + every rank reading every block. Every element is folded along the canonical tree,
+ * as the canonical order's messages fold it on any other path: the same bits on one process,
+ * several, or several hosts. A last barrier keeps a rank's buffers alive until every peer is
+ * done with them.
  *
  * Barriers: every IPU has an epoch counter in the host box; arriving increments it and rings
  * the group's doorbells; a rank has passed when every member's epoch has reached its own.
- * Simulated time does not depend on how the host moves the bytes: it replays the schedule of
- * the pod algorithm the automatic choice picks (gcl_sim_replay), from every rank's entry clock.
+ * Simulated time does not depend on how the host moves the bytes: the call learns every rank's
+ * entry clock at the first barrier and replays the pod algorithm's timeline from them
+ * (simtime.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/reduce.h"
-#include "exec.h"
+#include "coll/canon.h"
+#include "direct.h"
+#include "fault.h"
 #include "log.h"
-#include "request.h"
 
 enum { PUBLISH, WAIT_PUBLISHED, WORK, WAIT_REDUCED, GATHER, WAIT_DONE };
 
@@ -42,45 +46,25 @@ int gcl_direct_eligible(struct gcl_comm *c, coll_collective_t coll, size_t bytes
     struct gcl_instance *inst = c->ctx->inst;
     if (coll != COLL_ALLREDUCE && coll != COLL_REDUCE_SCATTER && coll != COLL_ALLGATHER)
         return 0;
-    if (c->size < 2 || inst->phantom || c == c->ctx->p2p ||
+    if (c->size < 2 || inst->phantom || c == c->ctx->p2p || !c->one_host ||
         bytes < (size_t)inst->params.direct_min_bytes)
         return 0;
-    int other_process = 0;
-    for (int r = 0; r < c->size; r++) {
-        if (inst->ipu_hostlocal[c->ipus[r]] < 0)
-            return 0;
-        other_process |= inst->ipu_instance[c->ipus[r]] != inst->instance_index;
-    }
-    return !other_process || inst->cma || inst->hb.direct_bytes > 0;
+    return c->one_process || inst->host.cma || inst->host.hb.direct_bytes > 0;
 }
 
-hb_ipu_t *gcl_direct_box(const gcl_exec_t *x, int rank)
-{
-    struct gcl_instance *inst = x->comm->ctx->inst;
-    return &inst->hb.ipus[inst->ipu_hostlocal[x->comm->ipus[rank]]];
-}
-
-static hb_ipu_t *box(const gcl_exec_t *x, int rank)
-{
-    return gcl_direct_box(x, rank);
-}
-
-void gcl_direct_setup(gcl_exec_t *x, const coll_algo_t *sim_algo, const coll_args_t *a)
+gcl_status_t gcl_direct_setup(gcl_exec_t *x, const coll_args_t *a)
 {
     gcl_direct_t *d = &x->direct;
     struct gcl_comm *c = x->comm;
     struct gcl_instance *inst = c->ctx->inst;
-    d->on = 1;
+    x->engine = &gcl_engine_direct;
     d->coll = a->coll;
     d->count = a->count;
-    d->sim_algo = sim_algo;
-    d->sim_args = *a;
-    int same_process = 1;
-    for (int r = 0; r < c->size; r++)
-        same_process &= inst->ipu_instance[c->ipus[r]] == inst->instance_index;
-    d->mode = same_process ? GCL_DIRECT_POINTER : inst->cma ? GCL_DIRECT_CMA : GCL_DIRECT_STAGED;
+    d->mode = c->one_process   ? GCL_DIRECT_POINTER
+              : inst->host.cma ? GCL_DIRECT_CMA
+                               : GCL_DIRECT_STAGED;
     /* Staging moves the vector in rounds that fit half a region; the others in one go. */
-    uint64_t half = inst->hb.direct_bytes / 2 / x->info.elem_size;
+    uint64_t half = inst->host.hb.direct_bytes / 2 / x->info.elem_size;
     uint64_t per = a->coll == COLL_REDUCE_SCATTER ? half / (uint64_t)c->size : half;
     d->per_round = d->mode != GCL_DIRECT_STAGED || per == 0 || per > a->count ? a->count : per;
     if (d->per_round == 0)
@@ -88,19 +72,27 @@ void gcl_direct_setup(gcl_exec_t *x, const coll_algo_t *sim_algo, const coll_arg
     d->nrounds = (a->count + d->per_round - 1) / d->per_round;
     if (d->nrounds == 0)
         d->nrounds = 1;
-    d->entry = calloc((size_t)c->size, sizeof *d->entry);
-    d->in_at = calloc(2 * (size_t)c->size, sizeof *d->in_at);
+    d->in_at = gcl_calloc(2 * (size_t)c->size, sizeof *d->in_at);
     d->out_at = d->in_at ? d->in_at + c->size : NULL;
-    d->acc = malloc(2 * GCL_DIRECT_ACC_BYTES);
-    d->tmp = d->acc ? d->acc + GCL_DIRECT_ACC_BYTES : NULL;
+    d->leaves = gcl_calloc((size_t)c->size, sizeof *d->leaves);
+    d->acc = gcl_malloc(gcl_direct_acc_bytes(x));
+    if (!d->in_at || !d->leaves || !d->acc)
+        return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", x->what);
+    return GCL_OK;
 }
 
 /* ---- barrier ---- */
 
-static int passed(gcl_exec_t *x)
+static int at_barrier(const gcl_exec_t *x, int r)
+{
+    return atomic_load_explicit(&gcl_direct_box(x, r)->epoch, memory_order_acquire) >=
+           x->direct.target;
+}
+
+static int passed(const gcl_exec_t *x)
 {
     for (int r = 0; r < x->comm->size; r++)
-        if (atomic_load_explicit(&box(x, r)->epoch, memory_order_acquire) < x->direct.target)
+        if (!at_barrier(x, r))
             return 0;
     return 1;
 }
@@ -111,41 +103,25 @@ static int passed(gcl_exec_t *x)
 static void arrive(gcl_exec_t *x)
 {
     struct gcl_comm *c = x->comm;
-    hostbox_t *hb = &c->ctx->inst->hb;
-    x->direct.target = atomic_fetch_add(&box(x, c->rank)->epoch, 1) + 1;
+    struct gcl_instance *inst = c->ctx->inst;
+    x->direct.target = atomic_fetch_add(&gcl_direct_box(x, c->rank)->epoch, 1) + 1;
     if (!passed(x))
         return;
     for (int r = 0; r < c->size; r++)
         if (r != c->rank)
-            hb_ring(hb, c->ctx->inst->ipu_hostlocal[c->ipus[r]]);
-}
-
-void gcl_direct_describe_pending(gcl_exec_t *x, char *buf, size_t len)
-{
-    size_t used = 0;
-    int shown = 0;
-    buf[0] = '\0';
-    for (int r = 0; r < x->comm->size && shown < 6; r++) {
-        if (atomic_load(&box(x, r)->epoch) >= x->direct.target)
-            continue;
-        char who[160];
-        gcl_describe_ipu(x->comm->ctx->inst, x->comm->ipus[r], who, sizeof who);
-        used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
-                                 "%s%s to reach the barrier of round %llu", shown++ ? "; " : "",
-                                 who, (unsigned long long)x->direct.round);
-    }
+            hb_ring(&inst->host.hb, inst->job.ipu_hostlocal[c->ipus[r]]);
 }
 
 /* ---- the protocol ---- */
 
 static void publish(gcl_exec_t *x)
 {
-    hb_ipu_t *me = box(x, x->comm->rank);
+    hb_ipu_t *me = gcl_direct_box(x, x->comm->rank);
     size_t es = x->info.elem_size;
     const char *in = x->bufs[COLL_BUF_IN];
     if (x->direct.round == 0) {
         me->d_sig = x->sig;
-        me->d_clock = x->comm->ctx->inst->sim.ipus[x->comm->ctx->local_index].stats.clock;
+        me->d_clock = x->sim.entry[x->comm->rank];
         atomic_store(&me->d_in, (uint64_t)(uintptr_t)in);
         atomic_store(&me->d_out, (uint64_t)(uintptr_t)x->bufs[COLL_BUF_OUT]);
         if (x->direct.mode == GCL_DIRECT_CMA) { /* peers may map these instead */
@@ -169,18 +145,19 @@ static gcl_status_t check_peers(gcl_exec_t *x)
 {
     struct gcl_comm *c = x->comm;
     for (int r = 0; r < c->size; r++) {
-        hb_ipu_t *p = box(x, r);
+        hb_ipu_t *p = gcl_direct_box(x, r);
         uint64_t key = atomic_load_explicit(&p->d_key, memory_order_acquire);
         if (key != x->key0 || memcmp(&p->d_sig, &x->sig, sizeof x->sig) != 0) {
             char text[600];
             gcl_sig_t theirs = p->d_sig;
             if (key != x->key0) /* another call altogether: say which */
                 theirs.seq = (uint32_t)key;
-            gcl_mismatch_text(c->ctx->inst, c->ctx->global_ipu, &x->sig, c->ipus[r], &theirs, text,
-                              sizeof text);
-            return gcl_ctx_fail(c->ctx, GCL_ERR_MISMATCH, "%s", text);
+            gcl_diag_mismatch_text(&c->ctx->inst->job, c->ctx->global_ipu, &x->sig, c->ipus[r],
+                                   &theirs, text, sizeof text);
+            return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", text);
         }
-        x->direct.entry[r] = p->d_clock;
+        x->sim.entry[r] = p->d_clock;
+        x->sim.seen[r] = 1;
     }
     gcl_direct_map_peers(x);
     return GCL_OK;
@@ -233,18 +210,14 @@ static int step(gcl_exec_t *x)
     default: /* WAIT_DONE */
         if (!passed(x))
             return 0;
-        gcl_sim_replay(x->comm, d->sim_algo, &d->sim_args, d->entry, x->key0);
+        GCL_CHECK(gcl_sim_call_end(x));
         x->done = 1;
-        gcl_sim_call_end(x);
         return 1;
     }
 }
 
-int gcl_direct_progress(gcl_exec_t *x)
+static int direct_progress(gcl_exec_t *x)
 {
-    if (!x->direct.entry || !x->direct.acc || !x->direct.in_at)
-        return gcl_ctx_fail(x->comm->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory",
-                            x->what);
     int did = 0;
     while (!x->done) {
         int rc = step(x);
@@ -256,3 +229,71 @@ int gcl_direct_progress(gcl_exec_t *x)
     }
     return did;
 }
+
+static int direct_waiting(const gcl_exec_t *x, int *ipus, int max)
+{
+    int n = 0;
+    for (int r = 0; r < x->comm->size && n < max; r++)
+        if (r != x->comm->rank && !at_barrier(x, r))
+            ipus[n++] = x->comm->ipus[r];
+    return n;
+}
+
+static int direct_gone(gcl_exec_t *x, int *ipu, char *why, size_t len)
+{
+    struct gcl_instance *inst = x->comm->ctx->inst;
+    for (int r = 0; r < x->comm->size; r++)
+        if (!at_barrier(x, r) && gcl_diag_peer_gone(&inst->job, &inst->host.hb, inst->run.gen,
+                                                    x->comm->ipus[r], why, len)) {
+            *ipu = x->comm->ipus[r];
+            return 1;
+        }
+    return 0;
+}
+
+static void direct_pending(gcl_exec_t *x, char *buf, size_t len)
+{
+    size_t used = 0;
+    int shown = 0;
+    buf[0] = '\0';
+    for (int r = 0; r < x->comm->size && shown < 6; r++) {
+        if (at_barrier(x, r))
+            continue;
+        char who[160];
+        gcl_job_describe_ipu(&x->comm->ctx->inst->job, x->comm->ipus[r], who, sizeof who);
+        if (x->direct.round >= x->direct.nrounds)
+            used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
+                                     "%s%s to reach the closing barrier", shown++ ? "; " : "", who);
+        else
+            used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
+                                     "%s%s to reach the barrier of round %llu", shown++ ? "; " : "",
+                                     who, (unsigned long long)x->direct.round + 1);
+    }
+}
+
+static void direct_where(const gcl_exec_t *x, char *buf, size_t len)
+{
+    /* Past the last round a call waits only at its closing barrier. */
+    if (x->direct.round >= x->direct.nrounds)
+        snprintf(buf, len, "host-direct, after its last round of %llu",
+                 (unsigned long long)x->direct.nrounds);
+    else
+        snprintf(buf, len, "host-direct round %llu of %llu",
+                 (unsigned long long)x->direct.round + 1, (unsigned long long)x->direct.nrounds);
+}
+
+static int direct_polls(const gcl_exec_t *x)
+{
+    (void)x;
+    return 0; /* every arrival rings */
+}
+
+const gcl_engine_t gcl_engine_direct = {
+    .name = "direct",
+    .progress = direct_progress,
+    .gone = direct_gone,
+    .waiting = direct_waiting,
+    .pending = direct_pending,
+    .where = direct_where,
+    .polls = direct_polls,
+};

@@ -7,8 +7,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "coll/canon.h"
 #include "coll/reduce.h"
-#include "exec.h"
+#include "direct.h"
 
 /* ---- reaching a peer ---- */
 
@@ -26,10 +27,9 @@ static int is_me(const gcl_exec_t *x, int q)
 static gcl_status_t cma_failed(gcl_exec_t *x, int q, int err)
 {
     char who[160];
-    gcl_describe_ipu(x->comm->ctx->inst, x->comm->ipus[q], who, sizeof who);
-    return gcl_ctx_fail(x->comm->ctx, err == ESRCH ? GCL_ERR_PEER_FAILED : GCL_ERR_TRANSPORT,
-                        "%s #%u: copying from or to %s failed: %s", x->what, x->sig.seq, who,
-                        strerror(err));
+    gcl_job_describe_ipu(&x->comm->ctx->inst->job, x->comm->ipus[q], who, sizeof who);
+    return gcl_err_set(x->err, err == ESRCH ? GCL_ERR_PEER_FAILED : GCL_ERR_TRANSPORT,
+                       "copying from or to %s failed: %s", who, strerror(err));
 }
 
 /* BYTES from rank Q's address SRC (in Q's process) into local DST. */
@@ -118,7 +118,7 @@ static char *map_ref(const gcl_exec_t *x, const gcl_shmem_ref_t *ref, uint64_t b
 {
     if (ref->fd < 0 || ref->off + bytes > ref->size)
         return NULL;
-    return gcl_shmem_peer(x->comm->ctx->inst, ref);
+    return gcl_shmem_peer(&x->comm->ctx->inst->host.maps, ref);
 }
 
 void gcl_direct_map_peers(gcl_exec_t *x)
@@ -149,29 +149,64 @@ static uint64_t addr_out(const gcl_exec_t *x, int q, uint64_t elem)
     return atomic_load(&gcl_direct_box(x, q)->d_out) + elem * x->info.elem_size;
 }
 
+/* ---- the folding space ---- */
+
+/* The tree's scratch slots, then the result, then a copy of each operand that is read with
+ * process_vm_readv: coll_canon_depth(n) + 1 + n pieces. A piece is 64 KiB (the accumulators of
+ * every IPU thread of a host then stay in its caches), less for groups so large that the copies
+ * would not fit in 4 MiB. */
+uint64_t gcl_direct_piece(const gcl_exec_t *x)
+{
+    size_t es = x->info.elem_size, pieces = (size_t)(coll_canon_depth(x->comm->size) + 1);
+    if (x->direct.mode == GCL_DIRECT_CMA)
+        pieces += (size_t)x->comm->size;
+    size_t bytes = ((size_t)4 << 20) / pieces;
+    bytes = bytes > GCL_DIRECT_ACC_BYTES ? GCL_DIRECT_ACC_BYTES : bytes < 4096 ? 4096 : bytes;
+    return bytes / es ? bytes / es : 1;
+}
+
+size_t gcl_direct_acc_bytes(const gcl_exec_t *x)
+{
+    size_t pieces = (size_t)(coll_canon_depth(x->comm->size) + 1) +
+                    (x->direct.mode == GCL_DIRECT_CMA ? (size_t)x->comm->size : 0);
+    return pieces * gcl_direct_piece(x) * x->info.elem_size;
+}
+
+static char *result_at(const gcl_exec_t *x)
+{
+    return dir(x)->acc +
+           (size_t)coll_canon_depth(x->comm->size) * gcl_direct_piece(x) * x->info.elem_size;
+}
+
+/* Finishes the fold of N elements whose operands are in dir(x)->leaves: the tree into the
+ * result piece, and a MEAN's division. */
+static void fold_leaves(gcl_exec_t *x, uint64_t n)
+{
+    char *res = result_at(x);
+    coll_canon_fold(x->info.dtype, x->info.op, res, dir(x)->leaves, x->comm->size, n, dir(x)->acc);
+    if (x->info.op == COLL_MEAN)
+        coll_divide(x->info.dtype, res, n, (unsigned)x->comm->size);
+}
+
 /*
- * ACC = fold in rank order of every rank's input elements [first, first + n), n fitting the
- * accumulator. By pointer the fold reads the peers' inputs in place; by cma each is read into
- * the scratch piece first.
+ * The result piece = the fold along the canonical tree of every rank's input elements
+ * [first, first + n), n at most a piece. By pointer, or mapped, the fold reads the peers' inputs
+ * in place; otherwise each is read into its copy first.
  */
 static gcl_status_t fold_inputs(gcl_exec_t *x, uint64_t first, uint64_t n)
 {
     size_t es = x->info.elem_size, bytes = n * es;
-    char *acc = dir(x)->acc, *tmp = dir(x)->tmp;
-    if (dir(x)->in_at[0])
-        memcpy(acc, dir(x)->in_at[0] + first * es, bytes);
-    else
-        GCL_CHECK(peer_read(x, 0, acc, addr_in(x, 0, first), bytes));
-    for (int q = 1; q < x->comm->size; q++) {
-        const void *src = tmp;
-        if (dir(x)->in_at[q]) /* mapped: fold straight out of it */
-            src = dir(x)->in_at[q] + first * es;
-        else
-            GCL_CHECK(peer_read(x, q, tmp, addr_in(x, q, first), bytes));
-        coll_reduce(x->info.dtype, x->info.op, acc, acc, src, n);
+    char *copies = result_at(x) + gcl_direct_piece(x) * es;
+    for (int q = 0; q < x->comm->size; q++) {
+        if (dir(x)->in_at[q]) { /* mapped: fold straight out of it */
+            dir(x)->leaves[q] = dir(x)->in_at[q] + first * es;
+            continue;
+        }
+        char *copy = copies + (size_t)q * gcl_direct_piece(x) * es;
+        GCL_CHECK(peer_read(x, q, copy, addr_in(x, q, first), bytes));
+        dir(x)->leaves[q] = copy;
     }
-    if (x->info.op == COLL_MEAN)
-        coll_divide(x->info.dtype, acc, n, (unsigned)x->comm->size);
+    fold_leaves(x, n);
     return GCL_OK;
 }
 
@@ -180,7 +215,7 @@ static gcl_status_t fold_inputs(gcl_exec_t *x, uint64_t first, uint64_t n)
 static gcl_status_t work_allreduce(gcl_exec_t *x)
 {
     struct gcl_comm *c = x->comm;
-    size_t es = x->info.elem_size, per = GCL_DIRECT_ACC_BYTES / es;
+    size_t es = x->info.elem_size, per = gcl_direct_piece(x);
     uint64_t off, len;
     coll_block(x->direct.count, c->size, c->rank, &off, &len);
     for (uint64_t i = 0; i < len; i += per) {
@@ -191,9 +226,9 @@ static gcl_status_t work_allreduce(gcl_exec_t *x)
         for (int k = 1; k <= c->size; k++) {
             int q = (c->rank + k) % c->size;
             if (dir(x)->out_at[q])
-                stream_copy(dir(x)->out_at[q] + (off + i) * es, dir(x)->acc, n * es);
+                stream_copy(dir(x)->out_at[q] + (off + i) * es, result_at(x), n * es);
             else
-                GCL_CHECK(peer_write(x, q, addr_out(x, q, off + i), dir(x)->acc, n * es));
+                GCL_CHECK(peer_write(x, q, addr_out(x, q, off + i), result_at(x), n * es));
         }
     }
     return GCL_OK;
@@ -201,13 +236,13 @@ static gcl_status_t work_allreduce(gcl_exec_t *x)
 
 static gcl_status_t work_reduce_scatter(gcl_exec_t *x)
 {
-    size_t es = x->info.elem_size, per = GCL_DIRECT_ACC_BYTES / es;
+    size_t es = x->info.elem_size, per = gcl_direct_piece(x);
     uint64_t count = x->direct.count, block = (uint64_t)x->comm->rank * count;
     char *out = x->bufs[COLL_BUF_OUT];
     for (uint64_t i = 0; i < count; i += per) {
         uint64_t n = count - i < per ? count - i : per;
         GCL_CHECK(fold_inputs(x, block + i, n));
-        memcpy(out + i * es, dir(x)->acc, n * es);
+        memcpy(out + i * es, result_at(x), n * es);
     }
     return GCL_OK;
 }
@@ -247,8 +282,8 @@ uint64_t gcl_direct_round_len(const gcl_exec_t *x)
 char *gcl_direct_region(const gcl_exec_t *x, int q, int which)
 {
     struct gcl_instance *inst = x->comm->ctx->inst;
-    char *base = hb_direct(&inst->hb, inst->ipu_hostlocal[x->comm->ipus[q]], which);
-    return which == 0 ? base + (x->direct.round % 2) * (inst->hb.direct_bytes / 2) : base;
+    char *base = hb_direct(&inst->host.hb, inst->job.ipu_hostlocal[x->comm->ipus[q]], which);
+    return which == 0 ? base + (x->direct.round % 2) * (inst->host.hb.direct_bytes / 2) : base;
 }
 
 /* Where element OFF of block B of rank Q's staged input is during this round. */
@@ -258,19 +293,17 @@ static const char *staged_input(const gcl_exec_t *x, int q, uint64_t b, uint64_t
            (b * gcl_direct_round_len(x) + off - round_lo(x)) * x->info.elem_size;
 }
 
-/* DST = fold, in rank order, of block B of every staged input at elements [off, off + n). */
+/* DST = the fold along the canonical tree of block B of every staged input at elements
+ * [off, off + n). */
 static void fold_staged(gcl_exec_t *x, char *dst, uint64_t b, uint64_t off, uint64_t n)
 {
-    size_t es = x->info.elem_size, per = GCL_DIRECT_ACC_BYTES / es;
-    char *acc = dir(x)->acc;
+    size_t es = x->info.elem_size, per = gcl_direct_piece(x);
     for (uint64_t i = 0; i < n; i += per) {
         uint64_t m = n - i < per ? n - i : per;
-        memcpy(acc, staged_input(x, 0, b, off + i), m * es);
-        for (int q = 1; q < x->comm->size; q++)
-            coll_reduce(x->info.dtype, x->info.op, acc, acc, staged_input(x, q, b, off + i), m);
-        if (x->info.op == COLL_MEAN)
-            coll_divide(x->info.dtype, acc, m, (unsigned)x->comm->size);
-        memcpy(dst + i * es, acc, m * es);
+        for (int q = 0; q < x->comm->size; q++)
+            dir(x)->leaves[q] = staged_input(x, q, b, off + i);
+        fold_leaves(x, m);
+        memcpy(dst + i * es, result_at(x), m * es);
     }
 }
 

@@ -1,42 +1,70 @@
 /*
- * The executor: runs one rank's schedule (collectives/) over the transports, step by step. A
- * state machine, so that blocking calls and non-blocking requests share it: start, then progress
- * until done (or wait, which progresses and sleeps in between).
+ * The state of one call in flight, whichever engine runs it (engine.h): its buffers, signature
+ * and key, how its simulated time is charged, and each engine's own progress.
+ *
+ * Simulated time has two modes:
+ *   CHARGE  the call's own schedule is what the pod runs: every step is charged as it happens
+ *           (simtime.c), each message carrying its sender's clock.
+ *   REPLAY  the bytes took another path than the pod's (host-direct, or the canonical order's
+ *           messages): the call learns every rank's clock at entry and, when it is done,
+ *           replays the pod algorithm's timeline from them (choice/replay.h).
  */
 #ifndef GCL_EXEC_H
 #define GCL_EXEC_H
 
-#include "transport.h"
 #include "coll/algo.h"
+#include "comm.h"
 #include "sim/time.h"
+#include "transport.h"
 #include "wait.h"
+
+typedef enum { GCL_SIM_CHARGE, GCL_SIM_REPLAY } gcl_sim_mode_t;
+
+typedef struct {
+    gcl_sim_mode_t mode;
+    int sync;               /* a collective: charge one synchronisation of the group first */
+    const uint32_t *mult;   /* CHARGE: per op, its place in the queues of the links it shares */
+    uint32_t *mult_own;     /* a copy, for a request that outlives the communicator's memo */
+    const coll_algo_t *pod; /* REPLAY: the pod algorithm whose timeline is replayed */
+    coll_args_t pod_args;
+    sim_time_t *entry;     /* REPLAY: [group size] every rank's clock at entry */
+    char *seen;            /* REPLAY by messages: [group size] entries learnt */
+    sim_time_t call_start; /* the IPU's clock when the call started */
+    sim_time_t step_start; /* when the current step started, on the call's own clock */
+    /* The call's own clock: a call runs on a timeline of its own, from its start (after the
+     * sync) step by step, whatever the IPU does meanwhile; the IPU's clock catches up with it
+     * when the call retires (gcl_wait, gcl_test, or the end of a blocking call), a point of the
+     * program's own order. So simulated time does not depend on when the host progressed it. */
+    sim_time_t t;
+    sim_time_t idle_acc, exch_acc; /* the call's idle and exchange time so far */
+} gcl_simplan_t;
 
 /* How a host-direct call reaches its peers' buffers (direct.c). */
 typedef enum { GCL_DIRECT_POINTER, GCL_DIRECT_CMA, GCL_DIRECT_STAGED } gcl_direct_mode_t;
 
-/* A call run host-direct (direct.c) instead of by messages. */
+/* Bytes folded at a time in a host-direct call's accumulator. */
+#define GCL_DIRECT_ACC_BYTES ((size_t)64 << 10)
+
 typedef struct {
-    int on;
     gcl_direct_mode_t mode;
     coll_collective_t coll;
     uint64_t count;     /* the call's count, as in coll/algo.h */
     uint64_t per_round; /* elements of the unit a round moves */
     uint64_t round, nrounds;
     int phase;
-    uint64_t target;             /* the barrier epoch waited for */
-    const coll_algo_t *sim_algo; /* the pod algorithm whose schedule the simulated time follows */
-    coll_args_t sim_args;
-    sim_time_t *entry;      /* [group size]: every rank's simulated clock when it entered */
-    char *acc, *tmp;        /* folding space: DIRECT_ACC_BYTES each */
+    uint64_t target;        /* the barrier epoch waited for */
+    char *acc;              /* folding space: the fold's scratch slots and two leaves */
+    const void **leaves;    /* [group size]: the operands of one piece of the fold */
     char **in_at, **out_at; /* [group size]: each rank's input and output mapped here, or NULL
                              * (then reached with process_vm_readv/writev) */
 } gcl_direct_t;
 
-/* Bytes folded at a time in a host-direct call's accumulator. */
-#define GCL_DIRECT_ACC_BYTES ((size_t)64 << 10)
+struct gcl_engine;
 
-typedef struct {
+typedef struct gcl_exec {
+    const struct gcl_engine *engine;
     struct gcl_comm *comm;
+    gcl_err_t *err; /* the request's error record */
     const coll_schedule_t *sched;
     void *bufs[COLL_BUF_COUNT];
     void *tmp_alloc;
@@ -45,81 +73,77 @@ typedef struct {
     const char *what; /* "all_reduce", for messages */
     uint64_t key0;    /* communicator key << 32 | sequence: names the call in every message */
     int phantom;
+    int done;
+    /* The message engine (exec.c). */
     uint32_t step; /* the step in progress */
     int posted;    /* its transfers have started */
     gcl_xfer_t *xfers;
     uint32_t nxfers, xcap;
     uint32_t *sent, *recvd; /* [group size]: messages so far to / from each rank */
-    int done;
-    gcl_status_t status;
-    /* Simulated time (simcost.c). */
-    const uint32_t *sim_mult;  /* per op: its place in the queues of the links it shares */
-    uint32_t *sim_mult_own;    /* a copy, for a request that outlives the communicator's cache */
-    int sim_sync;              /* a collective: charge one synchronisation of the group */
-    sim_time_t sim_call_start; /* the IPU's clock when the call started */
-    sim_time_t sim_step_start; /* ... and when the current step started */
+    gcl_simplan_t sim;
     gcl_direct_t direct;
 } gcl_exec_t;
 
-/* Host-direct calls (direct.c). */
-/* Whether COMM's call of COLL with BYTES per replica may run host-direct. */
-int gcl_direct_eligible(struct gcl_comm *c, coll_collective_t coll, size_t bytes);
-/* Sets X up to run the call host-direct; SIM_ALGO and A describe the pod algorithm whose
- * schedule the simulated time replays. */
-void gcl_direct_setup(gcl_exec_t *x, const coll_algo_t *sim_algo, const coll_args_t *a);
-int gcl_direct_progress(gcl_exec_t *x);
-/* The data movement of one host-direct phase (direct_move.c): WORK for every mode, and the
- * gather of a staged all_reduce. */
-gcl_status_t gcl_direct_work(gcl_exec_t *x);
-void gcl_direct_gather(gcl_exec_t *x);
-/* After the first barrier: where each rank's buffers can be reached by plain loads and stores. */
-void gcl_direct_map_peers(gcl_exec_t *x);
-/* Staged mode: elements of the current round, and rank Q's region WHICH (0: inputs, 1: results). */
-uint64_t gcl_direct_round_len(const gcl_exec_t *x);
-char *gcl_direct_region(const gcl_exec_t *x, int q, int which);
-/* The host-box entry of rank RANK of X's group. */
-hb_ipu_t *gcl_direct_box(const gcl_exec_t *x, int rank);
-/* Ranks of X's group that have not reached the barrier X waits at, described into BUF. */
-void gcl_direct_describe_pending(gcl_exec_t *x, char *buf, size_t len);
-/* Replays the simulated timeline of ALGO's schedules for every rank of C from their entry
- * clocks ENTRY[], and advances this IPU's clock and statistics by its part (simcost.c). */
-gcl_status_t gcl_sim_replay(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
-                            const sim_time_t *entry, uint64_t key0);
-void gcl_sim_outcomes_free(struct gcl_instance *inst);
-/* The simulated time ALGO takes for A over C's group when every rank starts at once. */
-gcl_status_t gcl_sim_makespan(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
-                              sim_time_t *makespan);
-/* The automatic choice by the cost model (simchoose.c): of the algorithms that support A, the
- * one whose simulated time over C's IPUs on the pod is least (the registry's order breaks
- * ties). The same on every rank of the group; cached per instance. WHY gets a sentence. */
-const coll_algo_t *gcl_sim_choose(struct gcl_comm *c, const coll_args_t *a, char *why, size_t len);
-void gcl_sim_choices_free(struct gcl_instance *inst);
+/* Prepares X to run SCHED on COMM with IN and OUT (KEY = the call's key0); failures go to ERR.
+ * The engine is the message engine unless the caller sets up another afterwards. */
+gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const coll_schedule_t *sched,
+                            const void *in, void *out, const gcl_sig_t *sig, uint64_t key,
+                            const char *what, gcl_err_t *err);
+/* Frees what X holds, cancelling transfers left unfinished by a failure. */
+void gcl_exec_finish(gcl_exec_t *x);
 
-/* Simulated time of a call (simcost.c): the call's synchronisation and trace slice, each
- * step's message times (set before the transfers start, carried to the receiver), and the
- * clock after each step (the latest arrival or injection). */
+/* Host-direct (direct.c): whether COMM's call of COLL with BYTES per replica may run there,
+ * and setting X up to run it. */
+int gcl_direct_eligible(struct gcl_comm *c, coll_collective_t coll, size_t bytes);
+gcl_status_t gcl_direct_setup(gcl_exec_t *x, const coll_args_t *a);
+
+/* Simulated time (simtime.c). REPLAY calls first set the pod algorithm with
+ * gcl_sim_plan_replay; CHARGE calls their queue places with gcl_sim_plan_charge. */
+gcl_status_t gcl_sim_plan_replay(gcl_exec_t *x, const coll_algo_t *pod, const coll_args_t *a);
+gcl_status_t gcl_sim_plan_charge(gcl_exec_t *x, const coll_algo_t *algo, const coll_args_t *a,
+                                 int owned);
 void gcl_sim_call_begin(gcl_exec_t *x);
 void gcl_sim_step_post(gcl_exec_t *x);
 void gcl_sim_step_done(gcl_exec_t *x);
-void gcl_sim_call_end(gcl_exec_t *x);
+/* Ends the call's timeline: replays it (REPLAY). Fails only out of host memory. */
+gcl_status_t gcl_sim_call_end(gcl_exec_t *x);
+/* The call retires: the IPU's clock catches up with the call's end (as exchange, then idle),
+ * and the call's slice goes into the trace. */
+void gcl_sim_call_retire(gcl_exec_t *x);
+void gcl_simplan_free(gcl_simplan_t *p);
 
-/* The queue places of this rank's sends for a call (cached per communicator and call shape):
- * built from every rank's schedule of ALGO for A. *MULT stays valid until the next call on C. */
-gcl_status_t gcl_simcost_prepare(struct gcl_comm *c, const coll_algo_t *algo, const coll_args_t *a,
-                                 const coll_schedule_t *mine, const uint32_t **mult);
+/*
+ * Engines: what runs a call's data movement. Each is one table, like the transports:
+ *   messages  the schedule's steps over the transports (exec.c)
+ *   direct    host-direct: straight out of and into the group's buffers in this host's memory
+ *             (direct.c, direct_move.c)
+ * The request layer (request.c) drives every engine the same way, and the liveness checks
+ * (watch.c) ask each the same questions.
+ */
+typedef struct gcl_engine {
+    const char *name;
+    /* Advances X: 1 if anything moved, 0 if it waits for peers, or a negative status. */
+    int (*progress)(gcl_exec_t *x);
+    /* A peer the call waits on that is gone for good: 1, its IPU in *IPU and a sentence. */
+    int (*gone)(gcl_exec_t *x, int *ipu, char *why, size_t len);
+    /* The global IPUs the call still waits on (at most MAX); returns how many. */
+    int (*waiting)(const gcl_exec_t *x, int *ipus, int max);
+    /* What it waits for, as a sentence ("replica 3 (...) to send 4096 bytes; ..."). */
+    void (*pending)(gcl_exec_t *x, char *buf, size_t len);
+    /* Where the call is ("step 4 of 14", "host-direct round 2 of 3"). */
+    void (*where)(const gcl_exec_t *x, char *buf, size_t len);
+    /* Whether waiting must poll: something it waits on does not ring the doorbell. */
+    int (*polls)(const gcl_exec_t *x);
+} gcl_engine_t;
 
-/* Prepares X to run SCHED on COMM with IN and OUT (KEY = the call's key0). */
-gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const coll_schedule_t *sched,
-                            const void *in, void *out, const gcl_sig_t *sig, uint64_t key,
-                            const char *what);
-/* Advances X: 1 if anything moved, 0 if it waits for peers, or a negative status. */
-int gcl_exec_progress(gcl_exec_t *x);
-/* Called every ~100 ms while X waits: a peer that failed or left, this instance aborting, a
- * mismatched message waiting unclaimed, a stall to warn about, or the timeout. */
+extern const gcl_engine_t gcl_engine_messages;
+extern const gcl_engine_t gcl_engine_direct;
+
+/* Every ~100 ms of waiting (watch.c): a mismatch, a peer that failed or left, this instance
+ * aborting, a stall to warn about, or the timeout. GCL_OK to go on waiting. */
 gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w);
-/* Whether some unfinished transfer of X must be polled (nothing rings for it). */
-int gcl_exec_polls(const gcl_exec_t *x);
-/* Frees what X holds, cancelling transfers left unfinished by a failure. */
-void gcl_exec_finish(gcl_exec_t *x);
+/* The context of every message about X's call: "all_reduce #3 (group all, rank 2 of 8, step 4
+ * of 14)". */
+void gcl_exec_describe(gcl_exec_t *x, char *buf, size_t len);
 
 #endif /* GCL_EXEC_H */

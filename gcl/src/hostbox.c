@@ -11,7 +11,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include "fault.h"
 
 #define HB_MAGIC 0x31584f424c434721ull /* "!GCLBOX1" */
 
@@ -66,6 +69,66 @@ static void init_contents(hostbox_t *hb, const uint8_t token[16])
     /* Slots start FREE (zero) because new memory is zero. */
 }
 
+/* The named segment's window, from its creation to hb_unlink: a job torn down meanwhile (mpirun
+ * ends the instances when one fails in gcl_init, with SIGTERM before SIGKILL) must not leave the
+ * name behind. SIGTERM, SIGINT and SIGHUP, where they would end the process, unlink it first. One
+ * segment per process is guarded: only an instance that leads a host creates one. */
+static const int guard_sigs[] = {SIGTERM, SIGINT, SIGHUP};
+enum { GUARD_SIGS = sizeof guard_sigs / sizeof guard_sigs[0] };
+static char guard_path[96];
+static struct sigaction guard_old[GUARD_SIGS];
+static int guard_set[GUARD_SIGS];
+
+static void guard_handler(int sig)
+{
+    int saved = errno;
+    if (guard_path[0])
+        unlink(guard_path); /* async-signal-safe; shm_open's names live in /dev/shm */
+    for (int i = 0; i < GUARD_SIGS; i++)
+        if (guard_sigs[i] == sig && guard_set[i]) {
+            sigaction(sig, &guard_old[i], NULL);
+            guard_set[i] = 0;
+        }
+    errno = saved;
+    raise(sig); /* delivered once this handler returns, to the earlier action */
+}
+
+static void guard_name(const char *name)
+{
+    int guarding = guard_path[0] != '\0';
+    snprintf(guard_path, sizeof guard_path, "/dev/shm%s", name);
+    if (guarding) /* a second segment (tests): the handlers stay, for the newest name */
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = guard_handler;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < GUARD_SIGS; i++) {
+        struct sigaction old;
+        guard_set[i] = 0;
+        /* Only a signal that would end the process as it is: an ignored one ends nothing,
+         * and a program's own handler (a graceful stop) decides for itself. */
+        if (sigaction(guard_sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue;
+        guard_old[i] = old;
+        guard_set[i] = sigaction(guard_sigs[i], &sa, NULL) == 0;
+    }
+}
+
+static void unguard_name(void)
+{
+    for (int i = 0; i < GUARD_SIGS; i++) {
+        struct sigaction cur;
+        /* A handler the program installed meanwhile stays. */
+        if (guard_set[i] && sigaction(guard_sigs[i], NULL, &cur) == 0 &&
+            !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == guard_handler)
+            sigaction(guard_sigs[i], &guard_old[i], NULL);
+        guard_set[i] = 0;
+    }
+    guard_path[0] = '\0';
+}
+
 gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16], int num_ipus,
                        const hb_sizes_t *sizes, char *err, size_t len)
 {
@@ -75,32 +138,36 @@ gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16],
     layout(&h, num_ipus, sizes, name != NULL);
     void *base;
     if (!name) {
-        base = mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        base = gcl_mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                        0);
         if (base == MAP_FAILED) {
             snprintf(err, len, "cannot map %zu bytes for the host box: %s", (size_t)h.total_bytes,
                      strerror(errno));
             return GCL_ERR_NO_HOST_MEMORY;
         }
     } else {
-        int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        int fd = gcl_shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd < 0) {
             snprintf(err, len, "cannot create shared memory %s: %s", name, strerror(errno));
             return GCL_ERR_SYSTEM;
         }
         snprintf(hb->name, sizeof hb->name, "%s", name);
+        guard_name(name);
         /* The segment is sparse: pages cost memory only once a transfer touches them. */
         if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)h.total_bytes) != 0) {
             snprintf(err, len, "cannot size shared memory %s to %zu bytes: %s", name,
                      (size_t)h.total_bytes, strerror(errno));
             close(fd);
             shm_unlink(name);
+            unguard_name();
             return GCL_ERR_SYSTEM;
         }
-        base = mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        base = gcl_mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);
         if (base == MAP_FAILED) {
             snprintf(err, len, "cannot map shared memory %s: %s", name, strerror(errno));
             shm_unlink(name);
+            unguard_name();
             return GCL_ERR_SYSTEM;
         }
     }
@@ -114,7 +181,7 @@ gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16],
                        size_t len)
 {
     memset(hb, 0, sizeof *hb);
-    int fd = shm_open(name, O_RDWR, 0);
+    int fd = gcl_shm_open(name, O_RDWR, 0);
     if (fd < 0) {
         snprintf(err, len, "cannot open shared memory %s: %s", name, strerror(errno));
         return GCL_ERR_SYSTEM;
@@ -130,7 +197,7 @@ gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16],
         close(fd);
         return GCL_ERR_SYSTEM;
     }
-    void *base = mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *base = gcl_mmap(NULL, h.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (base == MAP_FAILED) {
         snprintf(err, len, "cannot map shared memory %s: %s", name, strerror(errno));
@@ -143,8 +210,10 @@ gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16],
 
 void hb_unlink(hostbox_t *hb)
 {
-    if (hb->name[0] && !hb->unlinked)
+    if (hb->name[0] && !hb->unlinked) {
         shm_unlink(hb->name);
+        unguard_name();
+    }
     hb->unlinked = 1;
 }
 
@@ -190,8 +259,8 @@ int hb_has_message(const hostbox_t *hb, int src, int dst, uint64_t key0)
 {
     for (int i = 0; i < hb->nslots; i++) {
         hb_slot_t *s = hb_slot(hb, src, dst, i);
-        if (atomic_load_explicit(&s->state, memory_order_acquire) != HB_SLOT_FREE &&
-            s->key0 == key0)
+        uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
+        if ((state == HB_SLOT_FULL || state == HB_SLOT_BUSY) && s->key0 == key0)
             return 1;
     }
     return 0;
@@ -203,16 +272,36 @@ void hb_release_slot(hostbox_t *hb, int src, int dst, int slot)
     hb_ring(hb, src);
 }
 
+void hb_reject_slot(hostbox_t *hb, int src, int dst, int slot)
+{
+    atomic_store_explicit(&hb_slot(hb, src, dst, slot)->state, HB_SLOT_REJECTED,
+                          memory_order_release);
+    hb_ring(hb, src);
+}
+
+int hb_pid_gone(int32_t pid)
+{
+    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 int hb_retract_slot(hostbox_t *hb, int src, int dst, int slot)
 {
     hb_slot_t *s = hb_slot(hb, src, dst, slot);
-    uint32_t full = HB_SLOT_FULL;
-    if (atomic_compare_exchange_strong(&s->state, &full, HB_SLOT_FREE))
+    uint32_t full = HB_SLOT_FULL, rejected = HB_SLOT_REJECTED;
+    if (atomic_compare_exchange_strong(&s->state, &full, HB_SLOT_FREE) ||
+        atomic_compare_exchange_strong(&s->state, &rejected, HB_SLOT_FREE))
         return 1;
-    /* A receiver is copying out of it right now; it finishes in a bounded time. */
-    while (atomic_load_explicit(&s->state, memory_order_acquire) == HB_SLOT_BUSY)
+    /* A receiver is copying out of it right now; it finishes in a bounded time, unless its
+     * process died in the middle: then nobody will touch the slot again. */
+    for (unsigned spins = 1; atomic_load_explicit(&s->state, memory_order_acquire) == HB_SLOT_BUSY;
+         spins++) {
+        if (spins % 1024 == 0 && hb_pid_gone(hb->ipus[dst].pid))
+            return 0;
         sched_yield();
-    return 0;
+    }
+    /* It may have rejected the message meanwhile: then it is still ours to free. */
+    rejected = HB_SLOT_REJECTED;
+    return atomic_compare_exchange_strong(&s->state, &rejected, HB_SLOT_FREE);
 }
 
 uint32_t hb_take_chunk(hostbox_t *hb, int ipu)

@@ -24,10 +24,13 @@
 
 #include "gcl/status.h"
 #include "shmem.h"
+#include "sig.h"
 
-/* A slot is FREE, FULL (posted by the sender), or BUSY (claimed by the receiver, which is
- * reading it; the sender may retract a FULL slot, never a BUSY one). */
-enum { HB_SLOT_FREE = 0, HB_SLOT_FULL = 1, HB_SLOT_BUSY = 2 };
+/* A slot is FREE, FULL (posted by the sender), BUSY (claimed by the receiver, which is
+ * reading it; the sender may retract a FULL slot, never a BUSY one), or REJECTED (the receiver
+ * found the message mismatched: the send must not complete as if it had been taken; its sender
+ * fails with the receiver's mark and frees the slot when it retracts it). */
+enum { HB_SLOT_FREE = 0, HB_SLOT_FULL = 1, HB_SLOT_BUSY = 2, HB_SLOT_REJECTED = 3 };
 
 /* Life of an IPU thread, as its peers see it. */
 enum {
@@ -39,22 +42,6 @@ enum {
 };
 
 #define HB_NO_BUF 0xffffffffu
-
-/* What a collective call is, as carried by each of its messages so that peers can check they
- * are in the same call. */
-typedef struct {
-    uint32_t seq;      /* collective sequence number on the communicator */
-    uint8_t coll;      /* coll_collective_t, or 0xff for point-to-point */
-    uint8_t dtype;     /* coll_dtype_t */
-    uint8_t op;        /* coll_redop_t */
-    uint8_t gkind;     /* coll_group_kind_t */
-    int32_t gsize;     /* group size */
-    int32_t root;      /* broadcast root, or -1 */
-    uint32_t algo;     /* hash of the algorithm's name */
-    uint32_t reserved; /* zero: the struct has no padding, so memcmp compares it */
-    uint64_t count;    /* elements */
-} gcl_sig_t;
-_Static_assert(sizeof(gcl_sig_t) == 32, "gcl_sig_t is published as four words");
 
 typedef struct {
     alignas(64) _Atomic uint32_t state;
@@ -90,10 +77,14 @@ typedef struct {
     uint64_t d_clock;
     /* A peer that found this IPU's call mismatched leaves the key of the call and the reason
      * here, so that every replica of the call fails with it, not just the two that met. */
-    _Atomic uint32_t poison_lock;
+    _Atomic uint32_t poison_lock; /* 0, or the pid of the process holding it */
     _Atomic uint64_t poison_key;
     char poison[400];
-    char reason[200]; /* why it FAILED, for its peers' error messages */
+    char reason[320]; /* why it FAILED, for its peers' error messages */
+    /* 1 when it FAILED after another IPU of its instance had (it was aborted, or saw that one's
+     * failure): peers then name that IPU, the cause, rather than quote a quote of it. Written
+     * before state. */
+    int32_t after_other;
 } hb_ipu_t;
 
 typedef struct {
@@ -159,6 +150,8 @@ static inline char *hb_direct(const hostbox_t *hb, int ipu, int which)
 
 /* Wakes IPU's thread if it sleeps. */
 void hb_ring(hostbox_t *hb, int ipu);
+/* Whether process PID is gone (a peer that died while it held something in the host box). */
+int hb_pid_gone(int32_t pid);
 
 /* A FREE slot from SRC to DST, or -1 when all are in flight. */
 int hb_free_slot(const hostbox_t *hb, int src, int dst);
@@ -168,8 +161,11 @@ int hb_claim_slot(const hostbox_t *hb, int src, int dst, uint64_t key0, uint64_t
 int hb_has_message(const hostbox_t *hb, int src, int dst, uint64_t key0);
 /* Releases a claimed slot (BUSY -> FREE) and rings the sender SRC. */
 void hb_release_slot(hostbox_t *hb, int src, int dst, int slot);
-/* Takes back a posted slot that nobody claimed (FULL -> FREE), waiting out a receiver that is
- * reading it. Returns 1 if it was retracted, 0 if the receiver had consumed it. */
+/* Rejects a claimed slot whose message was mismatched (BUSY -> REJECTED) and rings SRC. */
+void hb_reject_slot(hostbox_t *hb, int src, int dst, int slot);
+/* Takes back a posted slot that nobody claimed (FULL -> FREE) or that its receiver rejected
+ * (REJECTED -> FREE), waiting out a receiver that is reading it. Returns 1 if it was retracted,
+ * 0 if the receiver had consumed it. */
 int hb_retract_slot(hostbox_t *hb, int src, int dst, int slot);
 /* Takes a free staging chunk of IPU, or returns HB_NO_BUF. */
 uint32_t hb_take_chunk(hostbox_t *hb, int ipu);

@@ -1,13 +1,22 @@
 /*
- * Logging. GCL_LOG_LEVEL=warn|info|debug|trace picks how much; GCL_LOG_SUBSYS=init,coll,...
- * (or "all") picks which subsystems print below warn. Every line starts with
- * host:pid:instance/replica, because the logs of a job are read interleaved. The level is checked
- * before the arguments are evaluated.
+ * Logging. GCL_LOG_LEVEL picks how much: Graphcore's OFF, ERR, WARN, INFO, DEBUG, TRACE, or ours
+ * none, warn, info, debug, trace, in any case. GCL_LOG_SUBSYS=init,coll,... (or "all") picks
+ * which subsystems print below warn. Every line starts with host:pid:instance/replica, because
+ * the logs of a job are read interleaved. The level is checked before the arguments are
+ * evaluated.
  */
 #ifndef GCL_LOG_H
 #define GCL_LOG_H
 
-enum { GCL_LOG_NONE = 0, GCL_LOG_WARN = 1, GCL_LOG_INFO = 2, GCL_LOG_DEBUG = 3, GCL_LOG_TRACE = 4 };
+/* The public gcl_log_level_t minus one (GCL_LOG_LEVEL_OFF is GCL_LOG_NONE). */
+enum {
+    GCL_LOG_NONE = 0,
+    GCL_LOG_ERROR = 1, /* a failure being returned (gcl_init's reason) */
+    GCL_LOG_WARN = 2,
+    GCL_LOG_INFO = 3,
+    GCL_LOG_DEBUG = 4,
+    GCL_LOG_TRACE = 5
+};
 
 enum {
     GCL_SUB_INIT = 1u << 0,
@@ -22,6 +31,7 @@ enum {
 
 extern int gcl_log_level;
 extern unsigned gcl_log_subsys;
+extern int gcl_log_time; /* 1: lines start with the wall-clock time (GCL_LOG_TIME) */
 
 /* Parses GCL_LOG_LEVEL / GCL_LOG_SUBSYS values. Return 0, or -1 for a value that is not one. */
 int gcl_log_parse_level(const char *text, int *out);
@@ -36,10 +46,11 @@ void gcl_log_emit(int level, unsigned subsys, const char *fmt, ...)
 
 #define GCL_LOG(level, subsys, ...)                                                                \
     do {                                                                                           \
-        if ((level) <= gcl_log_level && ((level) == GCL_LOG_WARN || (gcl_log_subsys & (subsys))))  \
+        if ((level) <= gcl_log_level && ((level) <= GCL_LOG_WARN || (gcl_log_subsys & (subsys))))  \
             gcl_log_emit((level), (subsys), __VA_ARGS__);                                          \
     } while (0)
 
+#define GCL_ERROR(subsys, ...) GCL_LOG(GCL_LOG_ERROR, subsys, __VA_ARGS__)
 #define GCL_WARN(subsys, ...)  GCL_LOG(GCL_LOG_WARN, subsys, __VA_ARGS__)
 #define GCL_INFO(subsys, ...)  GCL_LOG(GCL_LOG_INFO, subsys, __VA_ARGS__)
 #define GCL_DEBUG(subsys, ...) GCL_LOG(GCL_LOG_DEBUG, subsys, __VA_ARGS__)

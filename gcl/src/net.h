@@ -13,7 +13,9 @@
 
 #include "gcl/status.h"
 
-struct gcl_instance;
+#include "bootstrap.h"
+#include "job.h"
+#include "param.h"
 
 /* What names a message: the backend folds it into its tag as exactly as it can. */
 typedef struct {
@@ -45,7 +47,12 @@ struct gcl_net {
     char error[256];
 };
 
-gcl_status_t gcl_net_mpi_create(struct gcl_instance *inst, gcl_net_t **out, char *err, size_t len);
-gcl_status_t gcl_net_ofi_create(struct gcl_instance *inst, gcl_net_t **out, char *err, size_t len);
+/* Creates a backend for job J over its bootstrap BOOT (collective over the instances: every
+ * instance calls it, and ofi takes part in the address exchange even when it fails locally, so
+ * that none is left waiting). On failure, a sentence in ERR. */
+gcl_status_t gcl_net_mpi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
+                                gcl_net_t **out, char *err, size_t len);
+gcl_status_t gcl_net_ofi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
+                                gcl_net_t **out, char *err, size_t len);
 
 #endif /* GCL_NET_H */

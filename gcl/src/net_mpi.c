@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "bootstrap.h"
-#include "internal.h"
+#include "fault.h"
 #include "log.h"
 #include "net.h"
 
@@ -45,10 +45,14 @@ static int post(gcl_net_t *n, int send, int peer, void *buf, size_t len, const g
                 void **req)
 {
     net_mpi_t *m = (net_mpi_t *)n;
-    MPI_Request *r = malloc(sizeof *r);
+    MPI_Request *r = gcl_malloc(sizeof *r);
     if (!r || len > 0x7fffffff) {
         free(r);
         snprintf(n->error, sizeof n->error, "mpi: cannot post %zu bytes", len);
+        return -1;
+    }
+    if (gcl_fault_post(n->error, sizeof n->error, n->name, send, peer)) {
+        free(r);
         return -1;
     }
     lock(m);
@@ -114,18 +118,19 @@ static void mpi_destroy(gcl_net_t *n)
     free(m);
 }
 
-gcl_status_t gcl_net_mpi_create(struct gcl_instance *inst, gcl_net_t **out, char *err, size_t len)
+gcl_status_t gcl_net_mpi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
+                                gcl_net_t **out, char *err, size_t len)
 {
     int multiple = 0;
-    MPI_Comm *comm = gcl_boot_mpi_comm(inst->boot, &multiple);
+    MPI_Comm *comm = gcl_boot_mpi_comm(boot, &multiple);
     if (!comm) {
         snprintf(err, len, "the mpi transport needs the MPI bootstrap (a poprun job)");
         return GCL_ERR_NOT_SUPPORTED;
     }
     int max_local = 0;
-    for (int i = 0; i < inst->num_instances; i++)
-        if (inst->peers[i].num_local_replicas * inst->ipr > max_local)
-            max_local = inst->peers[i].num_local_replicas * inst->ipr;
+    for (int i = 0; i < j->num_instances; i++)
+        if (j->peers[i].num_local_replicas * j->ipr > max_local)
+            max_local = j->peers[i].num_local_replicas * j->ipr;
     int *tag_ub = NULL, found = 0;
     MPI_Comm_get_attr(*comm, MPI_TAG_UB, &tag_ub, &found);
     if (max_local > MAX_LOCAL_IPUS || !found || *tag_ub < (1 << 30) - 1) {
@@ -135,11 +140,13 @@ gcl_status_t gcl_net_mpi_create(struct gcl_instance *inst, gcl_net_t **out, char
                  MAX_LOCAL_IPUS, max_local);
         return GCL_ERR_NOT_SUPPORTED;
     }
-    net_mpi_t *m = calloc(1, sizeof *m);
-    if (!m)
+    net_mpi_t *m = gcl_calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, len, "mpi: out of host memory");
         return GCL_ERR_NO_HOST_MEMORY;
+    }
     m->base = (gcl_net_t){.name = "mpi",
-                          .chunk_bytes = (size_t)inst->params.mpi_chunk_bytes,
+                          .chunk_bytes = (size_t)p->mpi_chunk_bytes,
                           .isend = mpi_isend,
                           .irecv = mpi_irecv,
                           .test = mpi_test,

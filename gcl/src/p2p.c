@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
+#include "fault.h"
 #include "log.h"
 #include "request.h"
 
@@ -29,7 +31,7 @@ static int next_number(struct gcl_ctx *ctx, int peer, int tag, int is_send, uint
     }
     if (ctx->np2p_counts == ctx->p2p_cap) {
         int cap = ctx->p2p_cap ? ctx->p2p_cap * 2 : 8;
-        void *p = realloc(ctx->p2p_counts, (size_t)cap * sizeof *ctx->p2p_counts);
+        void *p = gcl_realloc(ctx->p2p_counts, (size_t)cap * sizeof *ctx->p2p_counts);
         if (!p)
             return -1;
         ctx->p2p_counts = p;
@@ -42,40 +44,17 @@ static int next_number(struct gcl_ctx *ctx, int peer, int tag, int is_send, uint
 
 static gcl_status_t refuse(struct gcl_ctx *ctx, const char *what, const char *why, int value)
 {
-    snprintf(ctx->last_error, sizeof ctx->last_error, "%s: %s (%d)", what, why, value);
-    GCL_WARN(GCL_SUB_COLL, "%s", ctx->last_error);
+    gcl_ctx_fail(ctx, GCL_ERR_INVALID_ARGUMENT, "%s: %s (%d)", what, why, value);
+    GCL_WARN(GCL_SUB_COLL, "%s", gcl_err_text(&ctx->err));
     return GCL_ERR_INVALID_ARGUMENT;
 }
 
-static gcl_status_t p2p(struct gcl_ctx *ctx, int peer, const void *buf, size_t count,
-                        gcl_dtype_t type, int tag, int is_send, gcl_request_t *req)
+/* The one-op schedule of a send or receive of COUNT elements with PEER. */
+static void one_op(coll_schedule_t *s, int me, int ipr, int peer, size_t count, int is_send)
 {
-    const char *what = is_send ? "send" : "recv";
-    if (!ctx)
-        return GCL_ERR_INVALID_ARGUMENT;
-    int ipr = ctx->inst->ipr;
-    size_t es = gcl_dtype_size(type);
-    if (peer < 0 || peer >= ipr || peer == ctx->ipu_pos)
-        return refuse(ctx, what, "the peer must be another IPU of this replica", peer);
-    if (tag < 0 || tag >= P2P_MAX_TAG)
-        return refuse(ctx, what, "the tag must be in 0 .. 2^20-1", tag);
-    if (es == 0)
-        return refuse(ctx, what, "unknown element type", (int)type);
-    if (count > (SIZE_MAX / 4) / es || (count > 0 && !buf && !ctx->inst->phantom))
-        return refuse(ctx, what, "a NULL or too large buffer", count > INT32_MAX ? -1 : (int)count);
-    struct gcl_comm *comm = gcl_ctx_p2p_comm(ctx);
-    struct gcl_request *r = calloc(1, sizeof *r);
-    uint32_t number;
-    if (!comm || !r || next_number(ctx, peer, tag, is_send, &number)) {
-        free(r);
-        snprintf(ctx->last_error, sizeof ctx->last_error, "%s: out of host memory", what);
-        return GCL_ERR_NO_HOST_MEMORY;
-    }
-    r->comm = comm;
-    coll_schedule_t *s = &r->own;
     coll_schedule_init(s);
     s->algo = "p2p";
-    s->rank = ctx->ipu_pos;
+    s->rank = me;
     s->nranks = ipr;
     s->in_count = s->out_count = count;
     coll_step(s);
@@ -87,24 +66,54 @@ static gcl_status_t p2p(struct gcl_ctx *ctx, int peer, const void *buf, size_t c
         coll_send(s, peer, COLL_BUF_IN, 0, count);
     else
         coll_recv(s, peer, COLL_BUF_OUT, 0, count);
+}
+
+static gcl_status_t p2p(struct gcl_ctx *ctx, int peer, const void *buf, size_t count,
+                        gcl_dtype_t type, int tag, int is_send, gcl_request_t *req)
+{
+    const char *what = is_send ? "send" : "recv";
+    if (!ctx)
+        return GCL_ERR_INVALID_ARGUMENT;
+    int ipr = ctx->inst->job.ipr;
+    size_t es = gcl_dtype_size(type);
+    if (peer < 0 || peer >= ipr || peer == ctx->ipu_pos)
+        return refuse(ctx, what, "the peer must be another IPU of this replica", peer);
+    if (tag < 0 || tag >= P2P_MAX_TAG)
+        return refuse(ctx, what, "the tag must be in 0 .. 2^20-1", tag);
+    if (es == 0)
+        return refuse(ctx, what, "unknown element type", (int)type);
+    if (count > (SIZE_MAX / 4) / es || (count > 0 && !buf && !ctx->inst->phantom))
+        return refuse(ctx, what, "a NULL or too large buffer", count > INT32_MAX ? -1 : (int)count);
+    struct gcl_comm *comm = gcl_ctx_p2p_comm(ctx);
+    struct gcl_request *r = comm ? gcl_calloc(1, sizeof *r) : NULL;
+    uint32_t number;
+    if (!r || next_number(ctx, peer, tag, is_send, &number)) {
+        free(r);
+        return gcl_ctx_fail(ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", what);
+    }
+    r->comm = comm;
+    one_op(&r->own, ctx->ipu_pos, ipr, peer, count, is_send);
     gcl_sig_t sig;
     memset(&sig, 0, sizeof sig);
     sig.seq = number;
-    sig.coll = 0xff;
+    sig.coll = GCL_SIG_P2P;
     sig.dtype = (uint8_t)type;
     sig.root = tag;
     sig.count = count;
     /* The key names the pair's tag, so each tag keeps its own order. */
     int parts[2] = {(int)comm->key, tag};
     uint64_t key = ((uint64_t)gcl_hash_ints(parts, 2) << 32) | number;
-    gcl_status_t rc = coll_schedule_status(s) ? GCL_ERR_NO_HOST_MEMORY : GCL_OK;
+    gcl_status_t rc = coll_schedule_status(&r->own) ? GCL_ERR_NO_HOST_MEMORY : GCL_OK;
     if (rc == GCL_OK)
-        rc = gcl_exec_start(&r->x, comm, s, is_send ? buf : NULL, is_send ? NULL : (void *)buf,
-                            &sig, key, what);
+        rc = gcl_exec_start(&r->x, comm, &r->own, is_send ? buf : NULL,
+                            is_send ? NULL : (void *)buf, &sig, key, what, &r->err);
     if (rc != GCL_OK) {
-        coll_schedule_free(s);
-        free(r);
-        snprintf(ctx->last_error, sizeof ctx->last_error, "%s", ctx->error);
+        if (r->err.status != GCL_OK)
+            gcl_err_move(&ctx->err, &r->err);
+        else
+            gcl_ctx_fail(ctx, rc, "%s: out of host memory", what);
+        ctx->last_failure = &ctx->err;
+        gcl_request_discard(r);
         return rc;
     }
     gcl_request_launch(r);
@@ -139,5 +148,5 @@ gcl_status_t gcl_recv_start(gcl_ctx_t ctx, int src, void *buf, size_t count, gcl
 
 const char *gcl_ctx_last_error(gcl_ctx_t ctx)
 {
-    return ctx ? ctx->last_error : "no context";
+    return ctx ? gcl_err_text(&ctx->err) : "no context";
 }

@@ -8,9 +8,21 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "fault.h"
 #include "log.h"
+#include "vocab.h"
 
-typedef enum { P_DOUBLE, P_LONG, P_CHOICE, P_LEVEL, P_SUBSYS, P_ALGO, P_TEXT } kind_t;
+typedef enum {
+    P_DOUBLE,
+    P_LONG,
+    P_CHOICE,
+    P_LEVEL,
+    P_SUBSYS,
+    P_ALGO,
+    P_TEXT,
+    P_GCLOPTS,
+    P_FAULT
+} kind_t;
 
 typedef struct {
     const char *name;
@@ -27,9 +39,13 @@ typedef struct {
 
 static const param_def_t params[] = {
     {"GCL_LOG_LEVEL", "warn", P_LEVEL, OFF(log_level), 0, 0, NULL, 0,
-     "how much to log: none, warn, info, debug or trace"},
+     "how much to log: Graphcore's OFF, ERR, WARN, INFO, DEBUG, TRACE, or none, warn, info, "
+     "debug, trace (any case)"},
     {"GCL_LOG_SUBSYS", "all", P_SUBSYS, OFF(log_subsys), 0, 0, NULL, 0,
      "subsystems that log below warn: comma list of init, coll, sim, shm, ofi, env, mpi, all"},
+    {"GCL_LOG_TIME", "0", P_LONG, OFF(log_time), 0, 1, NULL, 0,
+     "1: every log line starts with the wall-clock time (HH:MM:SS.mmm), to line up the logs of "
+     "several hosts"},
     {"GCL_TIMEOUT_S", "300", P_DOUBLE, OFF(timeout_s), 0.001, 1e9, NULL, 0,
      "seconds a blocking call waits for its peers before failing with GCL_ERR_TIMEOUT"},
     {"GCL_STALL_WARN_S", "60", P_DOUBLE, OFF(stall_warn_s), 0.001, 1e9, NULL, 0,
@@ -66,12 +82,25 @@ static const param_def_t params[] = {
      "not loopback when the job spans hosts"},
     {"GCL_OFI_CHUNK_BYTES", "1048576", P_LONG, OFF(ofi_chunk_bytes), 4096, 1 << 30, NULL, 0,
      "bytes per piece of a message carried by the ofi transport"},
+    {"GCL_NUM_LOCAL_REPLICAS", "1", P_LONG, OFF(num_local_replicas), 1, 1 << 20, NULL, 0,
+     "without poprun: replicas of this instance (of every rank of a plain mpirun job); a "
+     "program's gcl_config_t.num_replicas wins"},
+    {"GCL_IPUS_PER_REPLICA", "1", P_LONG, OFF(ipus_per_replica), 1, 1 << 20, NULL, 0,
+     "without poprun: simulated IPUs per replica; a program's gcl_config_t.ipus_per_replica "
+     "wins"},
+    {"GCL_HEARTBEAT_S", "0.25", P_DOUBLE, OFF(heartbeat_s), 0.01, 60, NULL, 0,
+     "seconds between the heartbeats an instance sends to the instances of other hosts"},
+    {"GCL_PEER_TIMEOUT_S", "4", P_DOUBLE, OFF(peer_timeout_s), 0.05, 1e9, NULL, 0,
+     "seconds without a heartbeat after which an instance on another host counts as gone (its "
+     "process died or its host fell off the network): calls waiting for it fail with "
+     "GCL_ERR_PEER_FAILED"},
     {"GCL_SIM_PHANTOM", "0", P_LONG, OFF(sim_phantom), 0, 1, NULL, 0,
      "1: phantom mode, buffers carry sizes but no data; only simulated time is computed (poprun "
      "--offline-mode sets it)"},
     {"GCL_TOPOLOGY", "", P_TEXT, OFF(topology), 0, 256, NULL, 0,
-     "simulated pod: M2000, POD16, POD64, POD128, POD256 or a topology file (default: "
-     "POPDIST_TOPOLOGY, else the smallest preset that holds the job)"},
+     "simulated pod: M2000, POD16, POD64, POD128, POD256 or a topology file, either followed by "
+     ",KEY=VALUE overrides of its constants (default: POPDIST_TOPOLOGY, else the smallest preset "
+     "that holds the job)"},
     {"GCL_SIM_REPORT", "", P_TEXT, OFF(sim_report), 0, 256, NULL, 0,
      "write a JSON report of simulated time and memory per IPU to this path at gcl_finalize "
      "(%i becomes the instance index)"},
@@ -80,8 +109,13 @@ static const param_def_t params[] = {
      "(%i becomes the instance index)"},
     {"GCL_SIM_TRACE_EVENTS", "100000", P_LONG, OFF(sim_trace_events), 1, 1e8, NULL, 0,
      "most slices kept per IPU in the trace (later ones are counted, not stored)"},
+    {"GCL_OPTIONS", "", P_GCLOPTS, OFF(gcl_method), 0, 0, NULL, 0,
+     "GCL's option form, a JSON object: \"method\" (a GCL method or one of our algorithms) "
+     "picks the algorithm of all_reduce, reduce_scatter and all_gather unless their "
+     "GCL_*_ALGO says otherwise; other keys are accepted and have no effect"},
     {"GCL_ALLREDUCE_ALGO", "auto", P_ALGO, OFF(algo[COLL_ALLREDUCE]), 0, 0, NULL, COLL_ALLREDUCE,
-     "all_reduce algorithm: auto or a name from `gcl-info --algorithms`"},
+     "all_reduce algorithm: auto or a name from `gcl-info --algorithms` (GCL's method names "
+     "too, e.g. quad_directional_ring)"},
     {"GCL_REDUCE_SCATTER_ALGO", "auto", P_ALGO, OFF(algo[COLL_REDUCE_SCATTER]), 0, 0, NULL,
      COLL_REDUCE_SCATTER, "reduce_scatter algorithm: auto or a name"},
     {"GCL_ALLGATHER_ALGO", "auto", P_ALGO, OFF(algo[COLL_ALLGATHER]), 0, 0, NULL, COLL_ALLGATHER,
@@ -92,6 +126,10 @@ static const param_def_t params[] = {
      "all_to_all algorithm: auto or a name"},
     {"GCL_BARRIER_ALGO", "auto", P_ALGO, OFF(algo[COLL_BARRIER]), 0, 0, NULL, COLL_BARRIER,
      "barrier algorithm: auto or a name"},
+    {"GCL_FAULT_INJECT", "", P_FAULT, OFF(fault_inject), 0, 0, NULL, 0,
+     "for tests only: make the Nth allocation (alloc), shared-memory mapping (map) or transport "
+     "post (post) of this process fail, counted from gcl_init, e.g. alloc:37 or post:3@1 (only "
+     "in instance 1); see tests/faults/README.md"},
 };
 
 #define NPARAMS (sizeof params / sizeof params[0])
@@ -130,12 +168,43 @@ static int parse_choice(const char *choices, const char *v, char *dst, size_t ca
 
 static int parse_algo(int coll, const char *v, char *dst, size_t cap)
 {
-    if (strlen(v) >= cap)
+    const char *name = gcl_algo_resolve((coll_collective_t)coll, v);
+    if (!name || strlen(name) >= cap)
         return -1;
-    if (strcmp(v, "auto") != 0 && !coll_algo_find((coll_collective_t)coll, v))
-        return -1;
-    strcpy(dst, v);
+    strcpy(dst, name);
     return 0;
+}
+
+/* GCL_OPTIONS' keys: "method" is kept (it must name an algorithm of all_reduce, reduce_scatter
+ * or all_gather); the others are GCL's tuning of real IPUs and are accepted as they are. */
+static int take_option(void *ctx, const char *key, const char *value, char *why, size_t wlen)
+{
+    char *method = ctx;
+    if (strcmp(key, "method") != 0)
+        return 0;
+    if (!gcl_algo_resolve(COLL_ALLREDUCE, value) && !gcl_algo_resolve(COLL_REDUCE_SCATTER, value) &&
+        !gcl_algo_resolve(COLL_ALLGATHER, value)) {
+        snprintf(why, wlen, "\"method\": \"%.48s\" is not a GCL method or an algorithm", value);
+        return -1;
+    }
+    snprintf(method, 48, "%s", value);
+    return 0;
+}
+
+/* The GCL_OPTIONS method for the collectives whose GCL_*_ALGO is not set. */
+static void apply_method(gcl_params_t *p)
+{
+    static const struct {
+        int coll;
+        const char *var;
+    } uses[] = {{COLL_ALLREDUCE, "GCL_ALLREDUCE_ALGO"},
+                {COLL_REDUCE_SCATTER, "GCL_REDUCE_SCATTER_ALGO"},
+                {COLL_ALLGATHER, "GCL_ALLGATHER_ALGO"}};
+    for (size_t i = 0; p->gcl_method[0] && i < sizeof uses / sizeof uses[0]; i++) {
+        const char *name = gcl_algo_resolve((coll_collective_t)uses[i].coll, p->gcl_method);
+        if (name && !getenv(uses[i].var))
+            snprintf(p->algo[uses[i].coll], sizeof p->algo[0], "%s", name);
+    }
 }
 
 static void describe_valid(const param_def_t *d, char *buf, size_t len)
@@ -153,13 +222,21 @@ static void describe_valid(const param_def_t *d, char *buf, size_t len)
         snprintf(buf, len, "one of %s", d->choices);
         break;
     case P_LEVEL:
-        snprintf(buf, len, "one of none|warn|info|debug|trace");
+        snprintf(buf, len, "one of off|err|warn|info|debug|trace (or none; any case)");
         break;
     case P_SUBSYS:
         snprintf(buf, len, "a comma list of init,coll,sim,shm,ofi,env,mpi,all");
         break;
     case P_TEXT:
         snprintf(buf, len, "text of at most %.0f characters", d->max - 1);
+        break;
+    case P_GCLOPTS:
+        snprintf(buf, len, "a flat JSON object, such as {\"method\":\"meet_in_middle_ring\"}");
+        break;
+    case P_FAULT:
+        snprintf(buf, len,
+                 "a comma list of KIND:N[@I]: KIND alloc, map or post, N from 1, I an "
+                 "instance index; or empty");
         break;
     case P_ALGO:
         algos = coll_algo_list((coll_collective_t)d->coll, &n);
@@ -172,7 +249,7 @@ static void describe_valid(const param_def_t *d, char *buf, size_t len)
     }
 }
 
-static int parse_one(const param_def_t *d, const char *v, gcl_params_t *p)
+static int parse_one(const param_def_t *d, const char *v, gcl_params_t *p, char *why, size_t wlen)
 {
     void *dst = (char *)p + d->offset;
     switch (d->kind) {
@@ -192,6 +269,18 @@ static int parse_one(const param_def_t *d, const char *v, gcl_params_t *p)
             return -1;
         strcpy(dst, v);
         return 0;
+    case P_GCLOPTS:
+        *(char *)dst = '\0';
+        return v[0] ? gcl_options_json(v, take_option, dst, why, wlen) : 0;
+    case P_FAULT:
+        if (strlen(v) >= sizeof p->fault_inject) {
+            snprintf(why, wlen, "longer than %zu characters", sizeof p->fault_inject - 1);
+            return -1;
+        }
+        if (gcl_fault_parse(v, NULL, why, wlen) != 0)
+            return -1;
+        strcpy(dst, v);
+        return 0;
     }
     return -1;
 }
@@ -201,20 +290,25 @@ gcl_status_t gcl_params_load(gcl_params_t *p, char *err, size_t len)
     memset(p, 0, sizeof *p);
     for (size_t i = 0; i < NPARAMS; i++) {
         const param_def_t *d = &params[i];
-        if (parse_one(d, d->def, p) != 0) {
+        char why[160] = "";
+        if (parse_one(d, d->def, p, why, sizeof why) != 0) {
             snprintf(err, len, "internal error: bad default for %s", d->name);
             return GCL_ERR_INTERNAL;
         }
         const char *v = getenv(d->name);
         if (!v)
             continue;
-        if (parse_one(d, v, p) != 0) {
+        if (parse_one(d, v, p, why, sizeof why) != 0) {
             char valid[512];
             describe_valid(d, valid, sizeof valid);
-            snprintf(err, len, "%s=\"%.64s\" is not valid: expected %s", d->name, v, valid);
+            if (why[0])
+                snprintf(err, len, "%s='%.64s' is not valid: %s", d->name, v, why);
+            else
+                snprintf(err, len, "%s=\"%.64s\" is not valid: expected %s", d->name, v, valid);
             return GCL_ERR_INVALID_ARGUMENT;
         }
     }
+    apply_method(p);
     return GCL_OK;
 }
 

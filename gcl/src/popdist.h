@@ -7,17 +7,19 @@
 #include "gcl/status.h"
 
 typedef struct {
-    int is_set;
-    int num_instances, instance_index;
+    int is_set;    /* a poprun (ours or Graphcore's) set the variables */
+    int mpi_world; /* not set, and the instances are mpirun's ranks (gcl_config_t.mpi_world) */
+    int num_instances, instance_index, local_instance_index;
     int num_total_replicas, num_local_replicas, replica_offset;
     int ipus_per_replica;
     int offline;          /* POPDIST_OFFLINE_MODE=1 */
     const char *topology; /* POPDIST_TOPOLOGY or NULL */
 } gcl_popdist_t;
 
-/* Reads and checks the variables; DEF_REPLICAS / DEF_IPR apply when poprun did not set them.
- * Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT with a sentence naming the variable in ERR. */
-gcl_status_t gcl_popdist_read(gcl_popdist_t *out, int def_replicas, int def_ipr, char *err,
-                              size_t len);
+/* Reads and checks the variables; DEF_REPLICAS / DEF_IPR apply when poprun did not set them
+ * (DEF_REPLICAS per instance when MPI_WORLD and mpirun started the process). Returns GCL_OK or
+ * GCL_ERR_INVALID_ARGUMENT with a sentence naming the variable in ERR. */
+gcl_status_t gcl_popdist_read(gcl_popdist_t *out, int def_replicas, int def_ipr, int mpi_world,
+                              char *err, size_t len);
 
 #endif

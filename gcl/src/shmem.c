@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "fault.h"
 
 typedef struct {
     char *base;
@@ -29,12 +29,12 @@ static _Atomic uint64_t next_id = 1;
 void *gcl_shmem_alloc(size_t bytes)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE), size = (bytes + page - 1) / page * page;
-    int fd = memfd_create("gcl-ipu-memory", MFD_CLOEXEC);
+    int fd = gcl_memfd_create("gcl-ipu-memory", MFD_CLOEXEC);
     if (fd < 0)
         return NULL;
     char *p = MAP_FAILED;
     if (ftruncate(fd, (off_t)(size ? size : page)) == 0)
-        p = mmap(NULL, size ? size : page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        p = gcl_mmap(NULL, size ? size : page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         close(fd);
         return NULL;
@@ -42,7 +42,7 @@ void *gcl_shmem_alloc(size_t bytes)
     pthread_mutex_lock(&regions_lock);
     if (nregions == regions_cap) {
         int cap = regions_cap ? 2 * regions_cap : 32;
-        region_t *r = realloc(regions, (size_t)cap * sizeof *r);
+        region_t *r = gcl_realloc(regions, (size_t)cap * sizeof *r);
         if (!r) {
             pthread_mutex_unlock(&regions_lock);
             munmap(p, size ? size : page);
@@ -112,41 +112,48 @@ static char *map_one(const gcl_shmem_ref_t *ref)
     struct stat st;
     char *p = MAP_FAILED;
     if (fstat(fd, &st) == 0 && (uint64_t)st.st_size == ref->size)
-        p = mmap(NULL, ref->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        p = gcl_mmap(NULL, ref->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     return p == MAP_FAILED ? NULL : p;
 }
 
-char *gcl_shmem_peer(struct gcl_instance *inst, const gcl_shmem_ref_t *ref)
+void gcl_peer_maps_init(gcl_peer_maps_t *m)
+{
+    memset(m, 0, sizeof *m);
+    pthread_mutex_init(&m->lock, NULL);
+}
+
+char *gcl_shmem_peer(gcl_peer_maps_t *pm, const gcl_shmem_ref_t *ref)
 {
     if (ref->fd < 0 || ref->off >= ref->size)
         return NULL;
     char *base = NULL;
-    pthread_mutex_lock(&inst->lock);
-    for (int i = 0; i < inst->npeer_maps && !base; i++)
-        if (inst->peer_maps[i].pid == ref->pid && inst->peer_maps[i].id == ref->id)
-            base = inst->peer_maps[i].base;
-    if (!base && inst->npeer_maps < PEER_MAPS_MAX) {
-        if (inst->npeer_maps == inst->peer_maps_cap) {
-            int cap = inst->peer_maps_cap ? 2 * inst->peer_maps_cap : 32;
-            peer_map_t *m = realloc(inst->peer_maps, (size_t)cap * sizeof *m);
+    pthread_mutex_lock(&pm->lock);
+    for (int i = 0; i < pm->n && !base; i++)
+        if (pm->maps[i].pid == ref->pid && pm->maps[i].id == ref->id)
+            base = pm->maps[i].base;
+    if (!base && pm->n < PEER_MAPS_MAX) {
+        if (pm->n == pm->cap) {
+            int cap = pm->cap ? 2 * pm->cap : 32;
+            peer_map_t *m = gcl_realloc(pm->maps, (size_t)cap * sizeof *m);
             if (m) {
-                inst->peer_maps = m;
-                inst->peer_maps_cap = cap;
+                pm->maps = m;
+                pm->cap = cap;
             }
         }
-        if (inst->npeer_maps < inst->peer_maps_cap && (base = map_one(ref)) != NULL)
-            inst->peer_maps[inst->npeer_maps++] = (peer_map_t){ref->pid, ref->id, ref->size, base};
+        if (pm->n < pm->cap && (base = map_one(ref)) != NULL)
+            pm->maps[pm->n++] = (peer_map_t){ref->pid, ref->id, ref->size, base};
     }
-    pthread_mutex_unlock(&inst->lock);
+    pthread_mutex_unlock(&pm->lock);
     return base ? base + ref->off : NULL;
 }
 
-void gcl_shmem_unmap_peers(struct gcl_instance *inst)
+void gcl_shmem_unmap_peers(gcl_peer_maps_t *pm)
 {
-    for (int i = 0; i < inst->npeer_maps; i++)
-        munmap(inst->peer_maps[i].base, inst->peer_maps[i].size);
-    free(inst->peer_maps);
-    inst->peer_maps = NULL;
-    inst->npeer_maps = inst->peer_maps_cap = 0;
+    for (int i = 0; i < pm->n; i++)
+        munmap(pm->maps[i].base, pm->maps[i].size);
+    free(pm->maps);
+    pm->maps = NULL;
+    pm->n = pm->cap = 0;
+    pthread_mutex_destroy(&pm->lock);
 }

@@ -11,7 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct gcl_instance;
+#include <pthread.h>
+
+/* Other processes' allocations mapped into this one (one table per instance). */
+typedef struct {
+    pthread_mutex_t lock;
+    struct gcl_peer_map *maps;
+    int n, cap;
+} gcl_peer_maps_t;
 
 /* Where a byte of shareable memory is, as another process can find it. fd < 0: not shareable. */
 typedef struct {
@@ -28,10 +35,11 @@ void *gcl_shmem_alloc(size_t bytes);
 int gcl_shmem_free(void *p);
 /* Describes P (any byte of a shareable allocation); fd = -1 when P is not in one. */
 void gcl_shmem_find(const void *p, gcl_shmem_ref_t *out);
+void gcl_peer_maps_init(gcl_peer_maps_t *m);
 /* The address in this process of the byte REF describes in another process, mapping its
- * allocation on first use (cached per instance). NULL when it cannot be mapped. */
-char *gcl_shmem_peer(struct gcl_instance *inst, const gcl_shmem_ref_t *ref);
-/* Unmaps every peer allocation this instance mapped. */
-void gcl_shmem_unmap_peers(struct gcl_instance *inst);
+ * allocation on first use (kept in M). NULL when it cannot be mapped. */
+char *gcl_shmem_peer(gcl_peer_maps_t *m, const gcl_shmem_ref_t *ref);
+/* Unmaps every peer allocation in M and frees M's table. */
+void gcl_shmem_unmap_peers(gcl_peer_maps_t *m);
 
 #endif /* GCL_SHMEM_H */

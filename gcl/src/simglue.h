@@ -1,6 +1,6 @@
 /*
  * The simulated pod behind libgcl: the topology, and per local IPU its clock and statistics,
- * simulated SRAM and trace. Collectives charge time through the executor (simcost.c); programs
+ * simulated SRAM and trace. Collectives charge time through the engines (simtime.c); programs
  * charge compute and allocate memory through gcl/sim.h.
  */
 #ifndef GCL_SIMGLUE_H
@@ -8,12 +8,16 @@
 
 #include <stdatomic.h>
 
+#include "err.h"
 #include "gcl/status.h"
+#include "job.h"
+#include "param.h"
+#include "popdist.h"
 #include "sim/sim.h"
 
 struct gcl_instance;
-struct gcl_comm;
-struct gcl_exec_s;
+struct gcl_ctx;
+struct gcl_simcache;
 
 typedef struct {
     void *ptr;
@@ -28,6 +32,7 @@ typedef struct {
     sim_trace_t *trace; /* NULL unless GCL_SIM_TRACE is set */
     gcl_sim_alloc_t *allocs;
     int nallocs, cap;
+    sim_feed_t *feed; /* the host data feed of this IPU, from its first gcl_sim_feed (simlayer.c) */
 } gcl_sim_ipu_t;
 
 typedef struct {
@@ -39,6 +44,7 @@ typedef struct {
     char *phantom_base;
     size_t phantom_size;
     _Atomic size_t phantom_next;
+    struct gcl_simcache *cache; /* call shapes, choices and replays (simcache.c) */
 } gcl_sim_t;
 
 /* Whether P is a phantom allocation (holds no data). */
@@ -48,15 +54,27 @@ static inline int gcl_sim_is_phantom(const gcl_sim_t *s, const void *p)
            (const char *)p < s->phantom_base + s->phantom_size;
 }
 
-/* Opens the topology (GCL_TOPOLOGY, POPDIST_TOPOLOGY or the smallest preset that holds the job)
- * and sets up every local IPU. Errors (an unknown topology, a job larger than the pod) go to
- * inst->error. */
-gcl_status_t gcl_sim_init(struct gcl_instance *inst);
-/* Writes GCL_SIM_REPORT and GCL_SIM_TRACE, then frees everything. */
-void gcl_sim_fini(struct gcl_instance *inst);
+/* What the simulated pod is set up from. */
+typedef struct {
+    const gcl_params_t *params;
+    const gcl_popdist_t *pd;
+    const gcl_job_t *job;
+    int phantom;
+} gcl_sim_setup_t;
 
-/* Per-communicator cache of link contention for one call shape (simcost.c). */
-struct gcl_simcache;
-void gcl_simcache_free(struct gcl_simcache *c);
+/* Opens the topology (GCL_TOPOLOGY, POPDIST_TOPOLOGY or the smallest preset that holds the job)
+ * and sets up every local IPU. Errors (an unknown topology, a job larger than the pod) go to E. */
+gcl_status_t gcl_sim_init(gcl_sim_t *s, const gcl_sim_setup_t *w, gcl_err_t *e);
+/* Writes GCL_SIM_REPORT and GCL_SIM_TRACE, then frees everything. */
+void gcl_sim_fini(gcl_sim_t *s, const gcl_sim_setup_t *w);
+
+/* For simlayer.c and simmodel.c, which see the simulated pod only through these: CTX's IPU,
+ * the instance's pod, and recording a one-line error on CTX (gcl_ctx_last_error). */
+gcl_sim_ipu_t *gcl_sim_ctx_ipu(struct gcl_ctx *ctx);
+gcl_sim_t *gcl_sim_of(struct gcl_instance *inst);
+struct gcl_instance *gcl_sim_ctx_instance(struct gcl_ctx *ctx);
+void gcl_sim_ctx_error(struct gcl_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 
 #endif /* GCL_SIMGLUE_H */

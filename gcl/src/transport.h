@@ -1,29 +1,47 @@
 /*
  * Transports: what carries one message between two IPUs. Each is one table of functions in its
- * own file, chosen per peer by where the peer runs:
+ * own file; the table in transport.c lists them in order of preference, and a communicator asks
+ * each in turn whether it can connect a peer (can_connect), once per peer, when it is created:
  *   local  same process    the receiver reduces straight out of the sender's buffer
  *   shm    same host       pieces pipelined through the sender's staging chunks in the host box
  *   ofi    another host    libfabric RDM tagged messages in pieces (tcp;ofi_rxm)
  *   mpi    another host    MPI_Isend / MPI_Irecv in pieces (the fallback that works everywhere)
  *
  * A transfer (gcl_xfer_t) is one message of one schedule op. The executor starts it, then calls
- * progress until it is done; transports never block.
+ * progress until it is done; transports never block. They see the job through a gcl_fabric_t
+ * (the layout, the host box, the network backends) and report failures into the transfer's
+ * error record; they call nothing above them.
  */
 #ifndef GCL_TRANSPORT_H
 #define GCL_TRANSPORT_H
 
 #include "coll/run.h"
-#include "internal.h"
+#include "diag.h"
+#include "err.h"
+#include "hostbox.h"
+#include "job.h"
+#include "net.h"
+#include "sig.h"
 
 typedef struct gcl_transport gcl_transport_t;
 
+/* What the transports know of the job. */
+typedef struct {
+    const gcl_job_t *job;
+    hostbox_t *hb;
+    const uint8_t *token;          /* the job's secret: every network header carries it */
+    gcl_net_t *mpi, *ofi;          /* the network backends, NULL when not in use */
+    const gcl_transport_t *forced; /* GCL_TRANSPORT=mpi|ofi between instances, else NULL */
+} gcl_fabric_t;
+
 typedef struct gcl_xfer {
     const gcl_transport_t *tp;
-    struct gcl_ctx *ctx;
-    struct gcl_comm *comm;
+    const gcl_fabric_t *fab;
+    gcl_err_t *err; /* where a failure is described */
     int is_send;
-    int peer_ipu; /* global IPU of the peer */
-    int peer_hl;  /* the peer's index in the host box, or -1 */
+    int me_ipu, me_hl; /* this IPU: global index, index in the host box */
+    int peer_ipu;      /* global IPU of the peer */
+    int peer_hl;       /* the peer's index in the host box, or -1 */
     const coll_op_t *op;
     void *const *bufs; /* the executor's IN, OUT, TMP */
     const coll_exec_info_t *info;
@@ -47,9 +65,11 @@ typedef struct gcl_xfer {
 
 struct gcl_transport {
     const char *name;
+    /* Whether this transport can carry messages between global IPUs ME and PEER. */
+    int (*can_connect)(const gcl_fabric_t *f, int me, int peer);
     gcl_status_t (*start)(gcl_xfer_t *x);
     /* Advances X: returns 1 if it did something, 0 if it must wait for the peer, or a negative
-     * status (the reason recorded with gcl_ctx_fail). Sets x->done when complete. */
+     * status (described in x->err). Sets x->done when complete. */
     int (*progress)(gcl_xfer_t *x);
     /* Gives back what an unfinished transfer holds (error paths). */
     void (*cancel)(gcl_xfer_t *x);
@@ -61,23 +81,16 @@ extern const gcl_transport_t gcl_transport_shm;
 extern const gcl_transport_t gcl_transport_mpi;
 extern const gcl_transport_t gcl_transport_ofi;
 
-/* The transport that connects CTX's IPU to global IPU PEER. */
-const gcl_transport_t *gcl_transport_for(struct gcl_ctx *ctx, int peer);
+/* The first transport of the table that connects ME to PEER (never NULL for a valid job:
+ * local and shm connect everything on a host, and a job that spans hosts has a network). */
+const gcl_transport_t *gcl_transport_pick(const gcl_fabric_t *f, int me, int peer);
 
-/* A receiver's check of an incoming message's signature and size against its own call. Returns
- * 0, or GCL_ERR_MISMATCH recorded with both sides described. */
-int gcl_xfer_check(gcl_xfer_t *x, const gcl_sig_t *theirs, uint64_t their_total);
-
-/* "all_reduce #3 of 1024 x f32, op sum, root -1, group all (algorithm 1a2b3c4d)". */
-void gcl_sig_describe(const gcl_sig_t *s, char *buf, size_t len);
-
-/* "mismatched calls: replica 3 (...) called A; replica 2 (...) called B", naming both sides. */
-void gcl_mismatch_text(const struct gcl_instance *inst, int ipu_a, const gcl_sig_t *a, int ipu_b,
-                       const gcl_sig_t *b, char *buf, size_t len);
-
-/* Sets up the network backends the job needs between its instances (collective over them), and
- * frees them. */
-gcl_status_t gcl_transports_init(struct gcl_instance *inst);
-void gcl_transports_fini(struct gcl_instance *inst);
+/* A receiver's check of an incoming message's signature and size against its own call. */
+static inline gcl_status_t gcl_xfer_check(gcl_xfer_t *x, const gcl_sig_t *theirs,
+                                          uint64_t their_total)
+{
+    return gcl_diag_check_message(x->err, x->fab->job, x->me_ipu, x->peer_ipu, x->sig, theirs,
+                                  x->bytes, their_total);
+}
 
 #endif /* GCL_TRANSPORT_H */

@@ -5,6 +5,11 @@
  */
 #include "transport.h"
 
+static int local_can_connect(const gcl_fabric_t *f, int me, int peer)
+{
+    return f->job->ipu_instance[me] == f->job->ipu_instance[peer];
+}
+
 static gcl_status_t local_start(gcl_xfer_t *x)
 {
     x->slot = -1;
@@ -13,10 +18,11 @@ static gcl_status_t local_start(gcl_xfer_t *x)
 
 static int local_send(gcl_xfer_t *x)
 {
-    hostbox_t *hb = &x->ctx->inst->hb;
-    int me = x->ctx->hostlocal;
+    hostbox_t *hb = x->fab->hb;
+    int me = x->me_hl;
     if (x->slot >= 0) {
         hb_slot_t *s = hb_slot(hb, me, x->peer_hl, x->slot);
+        /* FULL or BUSY: not taken yet; REJECTED: the receiver's mismatch mark decides. */
         if (atomic_load_explicit(&s->state, memory_order_acquire) != HB_SLOT_FREE)
             return 0;
         x->done = 1;
@@ -45,8 +51,8 @@ static int local_send(gcl_xfer_t *x)
 
 static int local_recv(gcl_xfer_t *x)
 {
-    hostbox_t *hb = &x->ctx->inst->hb;
-    int me = x->ctx->hostlocal;
+    hostbox_t *hb = x->fab->hb;
+    int me = x->me_hl;
     int i = hb_claim_slot(hb, x->peer_hl, me, x->key0, x->key1);
     if (i < 0)
         return 0;
@@ -57,9 +63,12 @@ static int local_recv(gcl_xfer_t *x)
     if (rc == 0 && !x->phantom && x->op->count > 0)
         coll_exec_incoming(x->op, x->bufs, (const void *)(uintptr_t)s->ptr, 0, x->op->count,
                            x->info);
-    hb_release_slot(hb, x->peer_hl, me, i);
-    if (rc != 0)
+    if (rc != 0) {
+        /* The sender must not see its send taken: it fails with this receiver's mark. */
+        hb_reject_slot(hb, x->peer_hl, me, i);
         return rc;
+    }
+    hb_release_slot(hb, x->peer_hl, me, i);
     x->pos = x->bytes;
     x->done = 1;
     return 1;
@@ -74,11 +83,12 @@ static void local_cancel(gcl_xfer_t *x)
 {
     /* A posted pointer must not outlive the call: take it back before the buffer goes. */
     if (x->is_send && x->slot >= 0 && !x->done)
-        hb_retract_slot(&x->ctx->inst->hb, x->ctx->hostlocal, x->peer_hl, x->slot);
+        hb_retract_slot(x->fab->hb, x->me_hl, x->peer_hl, x->slot);
 }
 
 const gcl_transport_t gcl_transport_local = {
     .name = "local",
+    .can_connect = local_can_connect,
     .start = local_start,
     .progress = local_progress,
     .cancel = local_cancel,

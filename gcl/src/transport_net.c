@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "log.h"
 #include "net.h"
 #include "transport.h"
@@ -29,29 +30,24 @@ typedef struct {
 
 static gcl_net_t *net_of(const gcl_xfer_t *x)
 {
-    return x->tp == &gcl_transport_ofi ? x->ctx->inst->net_ofi : x->ctx->inst->net_mpi;
+    return x->tp == &gcl_transport_ofi ? x->fab->ofi : x->fab->mpi;
 }
 
 static int peer_instance(const gcl_xfer_t *x)
 {
-    return x->ctx->inst->ipu_instance[x->peer_ipu];
-}
-
-static int local_index(const struct gcl_instance *inst, int ipu)
-{
-    return ipu - inst->peers[inst->ipu_instance[ipu]].replica_offset * inst->ipr;
+    return x->fab->job->ipu_instance[x->peer_ipu];
 }
 
 static gcl_net_tag_t tag_of(const gcl_xfer_t *x, uint32_t piece)
 {
-    const struct gcl_instance *inst = x->ctx->inst;
-    int me = x->ctx->global_ipu;
+    const gcl_job_t *j = x->fab->job;
+    int me = x->me_ipu;
     gcl_net_tag_t t = {(uint32_t)(x->key0 >> 32),
                        (uint32_t)x->key0,
                        (uint32_t)(x->key1 >> 32),
                        piece,
-                       local_index(inst, x->is_send ? me : x->peer_ipu),
-                       local_index(inst, x->is_send ? x->peer_ipu : me)};
+                       gcl_job_local_index(j, x->is_send ? me : x->peer_ipu),
+                       gcl_job_local_index(j, x->is_send ? x->peer_ipu : me)};
     return t;
 }
 
@@ -75,27 +71,44 @@ static void free_state(net_xfer_t *t)
     free(t);
 }
 
+/* The backend could not take a transfer with the peer (GCL_ERR_TRANSPORT). */
 static gcl_status_t fail(gcl_xfer_t *x, gcl_status_t rc)
 {
-    return gcl_ctx_fail(x->ctx, rc, "%s (with instance %d)", net_of(x)->error, peer_instance(x));
+    char who[160];
+    gcl_job_describe_ipu(x->fab->job, x->peer_ipu, who, sizeof who);
+    return gcl_err_set(x->err, rc, "%s (with %s)", net_of(x)->error, who);
+}
+
+/* A posted transfer failed: the connection to the peer's instance is gone (the network
+ * reports a closed or reset connection at once, where the heartbeats would take
+ * GCL_PEER_TIMEOUT_S), so the peer is. */
+static gcl_status_t lost(gcl_xfer_t *x)
+{
+    char who[160];
+    gcl_job_describe_ipu(x->fab->job, x->peer_ipu, who, sizeof who);
+    return gcl_err_set(x->err, GCL_ERR_PEER_FAILED,
+                       "%s is gone: the connection to its instance failed (%s): its process or "
+                       "its host stopped",
+                       who, net_of(x)->error);
 }
 
 static gcl_status_t net_start(gcl_xfer_t *x)
 {
     gcl_net_t *net = net_of(x);
-    net_xfer_t *t = calloc(1, sizeof *t);
+    net_xfer_t *t = gcl_calloc(1, sizeof *t);
     if (!t)
-        return gcl_ctx_fail(x->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", net->name);
+        return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", net->name);
     x->priv = t;
     t->net = net;
     t->npieces = x->phantom || x->bytes == 0 ? 0 : (uint32_t)((x->bytes + chunk(x) - 1) / chunk(x));
-    t->nreqs = x->is_send ? t->npieces : RECV_DEPTH;
-    if (!(t->reqs = calloc(t->nreqs ? t->nreqs : 1, sizeof *t->reqs)))
-        return gcl_ctx_fail(x->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", net->name);
+    uint32_t nreqs = x->is_send ? t->npieces : RECV_DEPTH;
+    if (!(t->reqs = gcl_calloc(nreqs ? nreqs : 1, sizeof *t->reqs)))
+        return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", net->name);
+    t->nreqs = nreqs; /* only now: a cancel walks the requests */
     if (!x->is_send)
         return GCL_OK; /* the header's receive is posted by progress, in order */
     t->hdr = (net_header_t){x->key0, x->key1, x->bytes, x->sim_send, x->sim_arrival, {0}, *x->sig};
-    memcpy(t->hdr.token, x->ctx->inst->token, sizeof t->hdr.token);
+    memcpy(t->hdr.token, x->fab->token, sizeof t->hdr.token);
     return GCL_OK; /* the header and pieces are posted by progress, as the network takes them */
 }
 
@@ -135,7 +148,7 @@ static int net_send_progress(gcl_xfer_t *x, net_xfer_t *t)
         if ((f = t->net->test(t->net, t->hreq)) != 0)
             t->hreq = NULL; /* completed or failed: the handle is gone either way */
         if (f < 0)
-            return fail(x, GCL_ERR_TRANSPORT);
+            return lost(x);
         t->header_done = f;
         did |= f;
     }
@@ -143,7 +156,7 @@ static int net_send_progress(gcl_xfer_t *x, net_xfer_t *t)
         if ((f = t->net->test(t->net, t->reqs[t->completed])) != 0)
             t->reqs[t->completed] = NULL;
         if (f < 0)
-            return fail(x, GCL_ERR_TRANSPORT);
+            return lost(x);
         if (!f)
             break;
         t->completed++;
@@ -163,9 +176,9 @@ static int post_piece(gcl_xfer_t *x, net_xfer_t *t, uint32_t p)
     if (x->op->kind == COLL_OP_RECV) {
         dst = (char *)coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size) + off;
     } else {
-        if (!t->scratch[slot] && !(t->scratch[slot] = malloc(chunk(x))))
-            return gcl_ctx_fail(x->ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory",
-                                t->net->name);
+        if (!t->scratch[slot] && !(t->scratch[slot] = gcl_malloc(chunk(x))))
+            return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory",
+                               t->net->name);
         dst = t->scratch[slot];
     }
     t->scratch_off[slot] = off;
@@ -216,19 +229,19 @@ static int recv_header(gcl_xfer_t *x, net_xfer_t *t)
     if (f != 0)
         t->hreq = NULL;
     if (f <= 0)
-        return f < 0 ? fail(x, GCL_ERR_TRANSPORT) : 0;
+        return f < 0 ? lost(x) : 0;
     t->header_done = 1;
     char why[160];
     net_header_t h;
-    if (gcl_wire_decode(&t->hdr, sizeof t->hdr, x->ctx->inst->token, &h, why, sizeof why) != 0)
-        return gcl_ctx_fail(x->ctx, GCL_ERR_TRANSPORT,
-                            "%s: refused %s, claimed to come from instance %d", t->net->name, why,
-                            peer_instance(x));
+    if (gcl_wire_decode(&t->hdr, sizeof t->hdr, x->fab->token, &h, why, sizeof why) != 0)
+        return gcl_err_set(x->err, GCL_ERR_TRANSPORT,
+                           "%s: refused %s, claimed to come from instance %d", t->net->name, why,
+                           peer_instance(x));
     int rc = gcl_xfer_check(x, &t->hdr.sig, t->hdr.total);
     if (rc == 0 && (t->hdr.key0 != x->key0 || t->hdr.key1 != x->key1))
-        rc = gcl_ctx_fail(x->ctx, GCL_ERR_MISMATCH,
-                          "%s: a message from instance %d belongs to another call", t->net->name,
-                          peer_instance(x));
+        rc = gcl_err_set(x->err, GCL_ERR_MISMATCH,
+                         "%s: a message from instance %d belongs to another call", t->net->name,
+                         peer_instance(x));
     x->sim_send = t->hdr.sim_send;
     x->sim_arrival = t->hdr.sim_time;
     if (rc == 0)
@@ -251,7 +264,7 @@ static int net_recv_progress(gcl_xfer_t *x, net_xfer_t *t)
         if (f != 0)
             t->reqs[slot] = NULL;
         if (f < 0)
-            return fail(x, GCL_ERR_TRANSPORT);
+            return lost(x);
         if (!f)
             break;
         size_t es = x->info->elem_size;
@@ -297,8 +310,19 @@ static void net_cancel(gcl_xfer_t *x)
     x->priv = NULL;
 }
 
+static int mpi_can_connect(const gcl_fabric_t *f, int me, int peer)
+{
+    return f->mpi != NULL && f->job->ipu_instance[me] != f->job->ipu_instance[peer];
+}
+
+static int ofi_can_connect(const gcl_fabric_t *f, int me, int peer)
+{
+    return f->ofi != NULL && f->job->ipu_instance[me] != f->job->ipu_instance[peer];
+}
+
 const gcl_transport_t gcl_transport_mpi = {
     .name = "mpi",
+    .can_connect = mpi_can_connect,
     .start = net_start,
     .progress = net_progress,
     .cancel = net_cancel,
@@ -307,6 +331,7 @@ const gcl_transport_t gcl_transport_mpi = {
 
 const gcl_transport_t gcl_transport_ofi = {
     .name = "ofi",
+    .can_connect = ofi_can_connect,
     .start = net_start,
     .progress = net_progress,
     .cancel = net_cancel,

@@ -9,11 +9,18 @@
 
 #include <string.h>
 
+#include "fault.h"
+
 /* Bytes per piece: whole elements that fit in a chunk. */
 static uint64_t piece_bytes(const gcl_xfer_t *x, const hostbox_t *hb)
 {
     uint64_t es = x->info->elem_size;
     return hb->chunk_bytes / es * es;
+}
+
+static int shm_can_connect(const gcl_fabric_t *f, int me, int peer)
+{
+    return f->job->ipu_hostlocal[peer] >= 0 && f->job->ipu_hostlocal[me] >= 0;
 }
 
 static gcl_status_t shm_start(gcl_xfer_t *x)
@@ -22,7 +29,7 @@ static gcl_status_t shm_start(gcl_xfer_t *x)
     return GCL_OK;
 }
 
-/* Posts piece x->piece; returns 1, or 0 when no slot or chunk is free yet. */
+/* Posts piece x->piece; returns 1, 0 when no slot or chunk is free yet, or a status. */
 static int post_piece(gcl_xfer_t *x, hostbox_t *hb, int me)
 {
     uint64_t n = x->phantom ? x->bytes : x->bytes - x->pos;
@@ -36,6 +43,14 @@ static int post_piece(gcl_xfer_t *x, hostbox_t *hb, int me)
         chunk = hb_take_chunk(hb, me);
         if (chunk == HB_NO_BUF)
             return 0;
+    }
+    if (gcl_fault_hit(GCL_FAULT_POST)) { /* GCL_FAULT_INJECT: as if the slot could not be had */
+        if (chunk != HB_NO_BUF)
+            hb_give_chunk(hb, me, chunk);
+        return gcl_err_set(x->err, GCL_ERR_TRANSPORT,
+                           "shm: posting piece %u failed: injected (GCL_FAULT_INJECT)", x->piece);
+    }
+    if (chunk != HB_NO_BUF) {
         const char *src = coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size);
         memcpy(hb_chunk(hb, me, chunk), src + x->pos, n);
     }
@@ -59,10 +74,13 @@ static int post_piece(gcl_xfer_t *x, hostbox_t *hb, int me)
 
 static int shm_send(gcl_xfer_t *x)
 {
-    hostbox_t *hb = &x->ctx->inst->hb;
-    int me = x->ctx->hostlocal, did = 0;
+    hostbox_t *hb = x->fab->hb;
+    int me = x->me_hl, did = 0;
     while (!x->done) {
-        if (!post_piece(x, hb, me))
+        int rc = post_piece(x, hb, me);
+        if (rc < 0)
+            return rc;
+        if (!rc)
             break;
         did = 1;
         if (x->pos >= x->bytes)
@@ -73,8 +91,8 @@ static int shm_send(gcl_xfer_t *x)
 
 static int shm_recv(gcl_xfer_t *x)
 {
-    hostbox_t *hb = &x->ctx->inst->hb;
-    int me = x->ctx->hostlocal, did = 0;
+    hostbox_t *hb = x->fab->hb;
+    int me = x->me_hl, did = 0;
     while (!x->done) {
         int i = hb_claim_slot(hb, x->peer_hl, me, x->key0, x->key1 | x->piece);
         if (i < 0)
@@ -84,7 +102,7 @@ static int shm_recv(gcl_xfer_t *x)
         x->sim_send = s->sim_send;
         x->sim_arrival = s->sim_time;
         if (rc == 0 && (s->offset != x->pos || s->offset + s->bytes > x->bytes))
-            rc = gcl_ctx_fail(x->ctx, GCL_ERR_TRANSPORT, "shm: piece %u out of order", x->piece);
+            rc = gcl_err_set(x->err, GCL_ERR_TRANSPORT, "shm: piece %u out of order", x->piece);
         size_t es = x->info->elem_size;
         if (rc == 0 && s->bytes > 0 && !x->phantom)
             coll_exec_incoming(x->op, x->bufs, hb_chunk(hb, x->peer_hl, s->buf), s->offset / es,
@@ -113,8 +131,8 @@ static void shm_cancel(gcl_xfer_t *x)
     if (!x->is_send)
         return;
     /* Retract the pieces nobody has claimed, so their chunks come back to us. */
-    hostbox_t *hb = &x->ctx->inst->hb;
-    int me = x->ctx->hostlocal;
+    hostbox_t *hb = x->fab->hb;
+    int me = x->me_hl;
     for (int i = 0; i < hb->nslots; i++) {
         hb_slot_t *s = hb_slot(hb, me, x->peer_hl, i);
         if (s->key0 != x->key0 || (s->key1 >> 32) != (x->key1 >> 32))
@@ -127,6 +145,7 @@ static void shm_cancel(gcl_xfer_t *x)
 
 const gcl_transport_t gcl_transport_shm = {
     .name = "shm",
+    .can_connect = shm_can_connect,
     .start = shm_start,
     .progress = shm_progress,
     .cancel = shm_cancel,

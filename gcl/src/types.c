@@ -1,6 +1,9 @@
 /* The public types are the collectives layer's, value for value; these wrappers say so. */
 #include "gcl/types.h"
 
+#include <ctype.h>
+#include <string.h>
+
 #include "coll/group.h"
 #include "coll/types.h"
 
@@ -27,10 +30,22 @@ const char *gcl_redop_name(gcl_redop_t op)
     return coll_redop_name((coll_redop_t)op);
 }
 
+/* NAME in lower case in BUF (CAP bytes); NULL when it does not fit. */
+static const char *lower(const char *name, char *buf, size_t cap)
+{
+    size_t n = strlen(name);
+    if (n >= cap)
+        return NULL;
+    for (size_t i = 0; i <= n; i++)
+        buf[i] = (char)tolower((unsigned char)name[i]);
+    return buf;
+}
+
 int gcl_dtype_parse(const char *name, gcl_dtype_t *out)
 {
+    char buf[32];
     coll_dtype_t t;
-    if (coll_dtype_parse(name, &t) != 0)
+    if (!lower(name, buf, sizeof buf) || coll_dtype_parse(buf, &t) != 0)
         return -1;
     *out = (gcl_dtype_t)t;
     return 0;
@@ -38,8 +53,12 @@ int gcl_dtype_parse(const char *name, gcl_dtype_t *out)
 
 int gcl_redop_parse(const char *name, gcl_redop_t *out)
 {
+    char buf[32];
     coll_redop_t op;
-    if (coll_redop_parse(name, &op) != 0)
+    const char *n = lower(name, buf, sizeof buf);
+    if (n && strcmp(n, "add") == 0) /* GCL's CollectiveOperator::ADD */
+        n = "sum";
+    if (!n || coll_redop_parse(n, &op) != 0)
         return -1;
     *out = (gcl_redop_t)op;
     return 0;

@@ -19,12 +19,22 @@ typedef struct {
     long spin_count;
     long idle; /* idle calls since the last progress */
     int warned;
+    double last_look; /* when its caller last looked (a check or an idle pass) */
 } gcl_waiter_t;
 
 double gcl_now(void);
+/* Counts the progress passes of this thread (gcl_ctx_progress): what a transport does once a
+ * pass (reading its completion queue), it does when this has moved on. */
+extern _Thread_local unsigned long gcl_progress_pass;
 void gcl_waiter_init(gcl_waiter_t *w, const gcl_params_t *p);
 /* Something moved: restart the spin phase and the timeout. */
 void gcl_waiter_progress(gcl_waiter_t *w);
+/* A waiter that lives across calls (a request's, polled by gcl_test, waited on later): at
+ * every call. Time the caller spent elsewhere (more than 0.2 s since it last looked) is not a
+ * stall, since nothing could move meanwhile: only time spent looking counts toward the timeout. */
+void gcl_waiter_resume(gcl_waiter_t *w);
+/* Whether the checks are due (about every 100 ms, whether or not anything moves). */
+int gcl_waiter_due(gcl_waiter_t *w);
 
 /*
  * Waits a little after a pass that made no progress. SEEN is IPU ME's doorbell as read before

@@ -35,8 +35,6 @@ int gcl_wire_decode(const void *buf, size_t len, const uint8_t token[16], gcl_wi
         return refuse(why, n, "a message header naming an unknown type, operator or group");
     if (!p2p && (s->gsize < 1 || s->gsize > (1 << 20) || s->root < -1 || s->root >= s->gsize))
         return refuse(why, n, "a message header with an impossible group or root");
-    if (s->reserved != 0)
-        return refuse(why, n, "a message header with reserved bits set");
     size_t es = coll_dtype_size((coll_dtype_t)s->dtype);
     if (h.total > ((uint64_t)1 << 48) || h.total % es != 0 || s->count > ((uint64_t)1 << 48))
         return refuse(why, n, "a message header with an impossible size");

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hostbox.h"
+#include "sig.h"
 
 typedef struct {
     uint64_t key0, key1;         /* the call and the message (see hostbox.h) */

@@ -19,10 +19,14 @@
 
 #include "hostlist.h"
 #include "instance_env.h"
+#include "instance_setup.h"
 #include "linebuf.h"
 #include "marker.h"
 #include "numa.h"
+#include "orphan.h"
 #include "plan.h"
+
+#include <gcl/popdist_env.h>
 
 /* Longest piece of a line tagged at once; longer lines are split and each piece tagged. */
 #define TAG_LINE_MAX 65536
@@ -31,6 +35,11 @@
 /* How long to keep reading output after the program exited (a background child may hold the
  * pipe open forever). */
 #define DRAIN_MS 200
+/* How long the wrapper of a program that a signal ended (kill -9, say) waits before it exits.
+ * Its exit makes mpirun end every instance at once; this gives the survivors time to notice the
+ * death themselves and say which instance died (libgcl looks every ~100 ms). mpirun's own
+ * teardown signal ends the wait early. */
+#define LINGER_MS 1000
 
 struct stream {
     int in;  /* read end of the program's pipe, -1 once at EOF */
@@ -59,7 +68,7 @@ static void set_env(const struct plan *p, int rank, const struct poprun_options 
                     const char *prefix)
 {
     struct strvec env = STRVEC_INIT;
-    instance_env_build(p, rank, o->topology, o->offline_mode, &env);
+    instance_env_build(p, rank, o->topology, o->offline_mode > 0, &env);
     for (int i = 0; i < env.n; i++) {
         char *eq = strchr(env.v[i], '=');
         *eq = '\0';
@@ -70,10 +79,13 @@ static void set_env(const struct plan *p, int rank, const struct poprun_options 
     strvec_free(&env);
 }
 
-/* The child: restores signals, dies with the wrapper, execs the program. Never returns. */
+/* The child: its own process group (orted signals the wrapper's group: only the wrapper decides
+ * what reaches the program), restores signals, dies with the wrapper, execs the program. Never
+ * returns. */
 static void exec_program(char *const argv[], int out_w, int err_w, int report_fd,
                          const sigset_t *oldmask, const char *prefix)
 {
+    setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, oldmask, NULL);
@@ -110,6 +122,8 @@ struct supervisor {
     pid_t child;
     int status;         /* valid once child == 0 */
     bool stopping;      /* told to stop: the failure is not the program's own */
+    bool graceful;      /* poprun's graceful stop: the program ends when it is ready */
+    bool teardown;      /* mpirun ends the job (or the wrapper's parent died) */
     long long kill_at;  /* when to SIGKILL the program, 0 for never */
     long long drain_to; /* when to stop reading after the program exited */
 };
@@ -129,9 +143,23 @@ static void on_signal(struct supervisor *sv, int sfd)
         }
         return;
     }
-    sv->stopping = true;
-    if (sv->child > 0) {
-        kill(sv->child, (int)si.ssi_signo);
+    int sig = (int)si.ssi_signo;
+    if (sig == SIGUSR1 || sig == SIGUSR2) {
+        /* poprun's graceful stop, carried by mpirun: SIGTERM or SIGINT for the program, which
+         * takes the time it needs (poprun ends the job after --graceful-timeout). */
+        if (!sv->stopping && sv->child > 0)
+            kill(sv->child, sig == SIGUSR2 ? SIGINT : SIGTERM);
+        sv->stopping = sv->graceful = true;
+        return;
+    }
+    /* mpirun ending the job, or the wrapper's parent gone. During a graceful stop that means
+     * its time is up (or another instance failed): the program is killed now. */
+    bool graceful = sv->graceful;
+    sv->stopping = sv->teardown = true;
+    if (sv->child > 0 && graceful) {
+        kill(sv->child, SIGKILL);
+    } else if (sv->child > 0) {
+        kill(sv->child, sig);
         if (!sv->kill_at)
             sv->kill_at = now_ms() + KILL_GRACE_MS;
     }
@@ -161,11 +189,26 @@ static void supervise(struct supervisor *sv, struct stream s[2], int sfd)
     }
 }
 
-/* Turns the program's wait status into the wrapper's exit status, reporting a failure. */
+/* Whether a program told to stop gracefully ended as asked: by itself with 0 or 128 plus
+ * SIGTERM or SIGINT, or by one of them. */
+static bool stopped_as_asked(int status)
+{
+    if (WIFSIGNALED(status))
+        return WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT;
+    int code = WEXITSTATUS(status);
+    return code == 0 || code == 128 + SIGTERM || code == 128 + SIGINT;
+}
+
+/* Turns the program's wait status into the wrapper's exit status, reporting a failure. A
+ * program that stopped gracefully as asked makes the wrapper exit 0: mpirun would take any
+ * other status for a failure and kill the instances still finishing their step and
+ * checkpoint; poprun knows it was interrupted and reports that. */
 static int finish(const struct supervisor *sv, int rank, const char *token)
 {
     struct marker m = {rank, MARKER_EXIT, 0};
     int code;
+    if (sv->graceful && stopped_as_asked(sv->status))
+        return 0;
     if (WIFSIGNALED(sv->status)) {
         m.kind = MARKER_SIGNAL;
         m.value = WTERMSIG(sv->status);
@@ -174,12 +217,33 @@ static int finish(const struct supervisor *sv, int rank, const char *token)
         m.value = WEXITSTATUS(sv->status);
         code = m.value;
     }
-    if (code != 0 && !sv->stopping) {
+    if (code != 0 && !sv->teardown && (!sv->stopping || sv->graceful)) {
         char line[256];
         size_t n = marker_format(line, sizeof(line), token, &m);
         (void)write_all(2, line, n);
+        orphan_watch(getppid()); /* in case this host is cut off from mpirun */
     }
     return code;
+}
+
+/* After the program died of a signal nobody here sent: wait up to LINGER_MS, or until mpirun
+ * ends the job (any signal but SIGCHLD). */
+static void linger(struct supervisor *sv, int sfd)
+{
+    if (!WIFSIGNALED(sv->status) || sv->stopping || sv->teardown || sfd < 0)
+        return;
+    long long until = now_ms() + LINGER_MS;
+    for (long long left; (left = until - now_ms()) > 0;) {
+        struct pollfd pfd = {sfd, POLLIN, 0};
+        int n = poll(&pfd, 1, (int)left);
+        if (n < 0 && errno != EINTR)
+            return;
+        struct signalfd_siginfo si;
+        if (n > 0 && read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGCHLD) {
+            sv->teardown = true;
+            return;
+        }
+    }
 }
 
 /* Starts the program with piped output and supervises it. Returns the exit status. */
@@ -196,12 +260,16 @@ static int run_program(const struct poprun_options *o, int rank, const char *pre
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGUSR1);
+    sigaddset(&mask, SIGUSR2);
     sigprocmask(SIG_BLOCK, &mask, &oldmask);
     int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
     int report_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
-    struct supervisor sv = {sfd < 0 ? -1 : fork(), 0, false, 0, 0};
+    struct supervisor sv = {sfd < 0 ? -1 : fork(), 0, false, false, false, 0, 0};
     if (sv.child == 0)
         exec_program(o->program.v, out_p[1], err_p[1], report_fd, &oldmask, prefix);
+    if (sv.child > 0)
+        setpgid(sv.child, sv.child); /* also here, so that no signal races the child's own call */
     close(out_p[1]);
     close(err_p[1]);
     close(report_fd);
@@ -221,8 +289,10 @@ static int run_program(const struct poprun_options *o, int rank, const char *pre
         }
         linebuf_free(&s[k].lb);
     }
+    int code = finish(&sv, rank, o->instance_token);
+    linger(&sv, sfd);
     close(sfd);
-    return finish(&sv, rank, o->instance_token);
+    return code;
 }
 
 /* The rank mpirun gave this process, or -1. */
@@ -236,6 +306,30 @@ static int my_rank(void)
             return r;
     }
     return -1;
+}
+
+/* --executable-cache-path (created, and named in POPDIST_EXECUTABLE_CACHE_PATH) and
+ * --host-subnet (GCL_OFI_IFACE, unless the user set it). Returns 0, or -1 having said why. */
+static int setup_host(const struct poprun_options *o, const char *prefix)
+{
+    char err[512], iface[64];
+    if (o->executable_cache_path) {
+        if (setup_cache_dir(o->executable_cache_path, err, sizeof(err)) != 0) {
+            fprintf(stderr, "%spoprun: %s\n", prefix, err);
+            return -1;
+        }
+        setenv(POPDIST_ENV_EXECUTABLE_CACHE_PATH, o->executable_cache_path, 1);
+    }
+    if (o->host_subnet && !getenv("GCL_OFI_IFACE")) {
+        if (setup_subnet_iface(o->host_subnet, iface, sizeof(iface)) == 0)
+            setenv("GCL_OFI_IFACE", iface, 1);
+        else
+            fprintf(stderr, "%spoprun: warning: no interface of this host is on --host-subnet %s\n",
+                    prefix, o->host_subnet);
+    }
+    if (o->verbose >= 2 && getenv("GCL_OFI_IFACE") && o->host_subnet)
+        fprintf(stderr, "%spoprun: GCL_OFI_IFACE=%s\n", prefix, getenv("GCL_OFI_IFACE"));
+    return 0;
 }
 
 /* Recomputes the plan from the options poprun passed. */
@@ -294,9 +388,14 @@ int instance_main(const struct poprun_options *o)
     }
     check_placement(&p, rank, prefix);
     set_env(&p, rank, o, prefix);
-    if (o->numa_aware) {
+    if (setup_host(o, prefix) != 0) {
+        plan_free(&p);
+        return POPRUN_EXIT_USAGE;
+    }
+    if (options_spread_numa(o)) {
         char desc[256];
-        if (numa_bind_local(p.inst[rank].local_index, desc, sizeof(desc), err, sizeof(err)) != 0)
+        if (numa_bind_local(p.inst[rank].local_index, p.instances_per_host, desc, sizeof(desc), err,
+                            sizeof(err)) != 0)
             fprintf(stderr, "%spoprun: warning: %s\n", prefix, err);
         else if (o->verbose >= 1)
             fprintf(stderr, "%spoprun: bound to %s\n", prefix, desc);

@@ -15,9 +15,15 @@
  * own (not because the wrapper was told to stop), the wrapper first writes a status marker
  * (marker.h) on its stderr, which poprun turns into "instance N (host H) exited with status S".
  *
- * Signals: SIGTERM, SIGINT and SIGHUP (from mpirun ending the job) are passed to the program,
- * which gets SIGKILL if it is still there 3 s later. If the wrapper's parent (mpirun or orted)
- * dies, the wrapper gets SIGTERM; if the wrapper dies, the program gets SIGKILL: no strays.
+ * Signals: the program runs in a process group of its own, so that what orted sends to the
+ * wrapper's group reaches the program only through the wrapper. SIGUSR1 and SIGUSR2 (poprun's
+ * graceful stop, which mpirun passes on to every rank) become SIGTERM and SIGINT for the program,
+ * which ends when it is ready: then the wrapper exits 0 if the program ended with 0, 130 or 143
+ * or by SIGTERM or SIGINT (so that mpirun does not kill the instances still stopping), and with
+ * the program's status and a marker otherwise. SIGTERM, SIGINT and SIGHUP (mpirun ending the
+ * job) are passed to the program, which gets SIGKILL if it is still there 3 s later, or at once
+ * during a graceful stop (its time is up). If the wrapper's parent (mpirun or orted) dies, the
+ * wrapper gets SIGTERM; if the wrapper dies, the program gets SIGKILL: no strays.
  */
 #ifndef POPRUN_INSTANCE_H
 #define POPRUN_INSTANCE_H

@@ -3,7 +3,7 @@
  *
  *   options -> checks (program, hosts, ranges) -> topology (sim) -> plan -> mpirun argv
  *           -> [--export-config] [--print-topology] [-v] -> --dry-run stops here
- *           -> launch mpirun -> outcome -> exit status
+ *           -> launch mpirun -> outcome -> exit status (or, with --max-restarts, launch again)
  */
 #include "job.h"
 
@@ -22,6 +22,7 @@
 #include "mpirun_cmd.h"
 #include "plan.h"
 #include "print.h"
+#include "restart.h"
 #include "topo.h"
 #include "words.h"
 
@@ -83,23 +84,58 @@ struct job {
     char *instance_topology;
     struct plan plan;
     struct strvec argv;
+    char *cache_path;
     char self[PATH_MAX];
     char token[17];
+    bool as_root; /* mpirun may run as root (--allow-run-as-root, or root itself) */
 };
 
 static void job_free(struct job *j)
 {
     strvec_free(&j->argv);
+    free(j->cache_path);
     plan_free(&j->plan);
     free(j->instance_topology);
     plan_topology_free(&j->topo);
     strvec_free(&j->hosts);
 }
 
+/* Whether mpirun is told to run as root: --allow-run-as-root, or (unless it says no) as root. */
+static int root_allowed(const struct poprun_options *o, bool *as_root, char *err, size_t errlen)
+{
+    bool root = geteuid() == 0;
+    if (root && o->allow_run_as_root == 0)
+        return errf(err, errlen,
+                    "refusing to run as root: --allow-run-as-root is off (leave it out, or say "
+                    "--allow-run-as-root=yes)");
+    *as_root = o->allow_run_as_root > 0 || root;
+    return 0;
+}
+
+/* --executable-cache-path made absolute (the wrappers create it on every host); an existing
+ * file that is not a directory is refused here. */
+static int cache_path(const struct poprun_options *o, char **out, char *err, size_t errlen)
+{
+    const char *p = o->executable_cache_path;
+    struct stat st;
+    if (!p)
+        return 0;
+    if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+        return errf(err, errlen, "--executable-cache-path %s is not a directory", p);
+    char cwd[PATH_MAX];
+    if (p[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+        return errf(err, errlen, "--executable-cache-path: cannot find the current directory");
+    *out = p[0] == '/' ? xstrdup(p) : xasprintf("%s/%s", cwd, p);
+    return 0;
+}
+
 /* Validates and plans the job, and builds the mpirun command. */
 static int prepare(const struct poprun_options *o, struct job *j, char *err, size_t errlen)
 {
-    if (check_program(o, err, errlen) != 0 || read_hosts(o, &j->hosts, err, errlen) != 0)
+    bool as_root = false;
+    if (check_program(o, err, errlen) != 0 || read_hosts(o, &j->hosts, err, errlen) != 0 ||
+        root_allowed(o, &as_root, err, errlen) != 0 ||
+        cache_path(o, &j->cache_path, err, errlen) != 0)
         return -1;
     if (o->only_output_from_instance >= o->num_instances)
         return errf(err, errlen, "--only-output-from-instance %d is out of range (%d instance%s)",
@@ -117,13 +153,9 @@ static int prepare(const struct poprun_options *o, struct job *j, char *err, siz
     j->self[n] = '\0';
     make_token(j->token, sizeof(j->token));
     const char *mpirun = getenv("POPRUN_MPIRUN");
-    struct mpirun_cmd cmd = {o,
-                             &j->plan,
-                             mpirun && *mpirun ? mpirun : "mpirun",
-                             j->self,
-                             j->token,
-                             j->instance_topology,
-                             geteuid() == 0};
+    struct mpirun_cmd cmd = {o,       &j->plan,     mpirun && *mpirun ? mpirun : "mpirun",
+                             j->self, j->token,     j->instance_topology,
+                             as_root, j->cache_path};
     return mpirun_cmd_build(&cmd, &j->argv, err, errlen);
 }
 
@@ -140,20 +172,25 @@ static void emit_stderr(void *ctx, const char *line, size_t len)
     fprintf(stderr, "%.*s\n", (int)len, line);
 }
 
+/* One run of mpirun, for the restart loop. */
+static int run_once(void *ctx, struct outcome *out, char *err, size_t errlen)
+{
+    const struct job *j = ctx;
+    return launch_run(&j->argv, j->as_root, out, err, errlen);
+}
+
 static int launch(const struct poprun_options *o, struct job *j)
 {
-    char err[512], msg[512];
-    struct outcome out = {.token = j->token, .verbose = o->verbose, .emit = emit_stderr};
-    fflush(stdout);
-    fflush(stderr);
-    if (launch_run(&j->argv, geteuid() == 0, &out, err, sizeof(err)) != 0) {
-        fprintf(stderr, "poprun: %s\n", err);
-        return 1;
-    }
-    int status = outcome_exit_status(&out, &j->plan, msg, sizeof(msg));
-    if (msg[0])
-        fprintf(stderr, "poprun: %s\n", msg);
-    return status;
+    j->as_root = o->allow_run_as_root > 0 || geteuid() == 0;
+    struct restart_job rj = {.max_restarts = o->max_restarts,
+                             .plan = &j->plan,
+                             .proto = {.token = j->token,
+                                       .verbose = o->verbose,
+                                       .emit = emit_stderr,
+                                       .graceful_timeout_s = o->graceful_timeout},
+                             .run = run_once,
+                             .ctx = j};
+    return restart_loop(&rj);
 }
 
 int job_main(const struct poprun_options *o)
@@ -168,6 +205,7 @@ int job_main(const struct poprun_options *o)
         status = POPRUN_EXIT_USAGE;
         goto out_free;
     }
+    options_report_no_effect(o, stderr);
     if (o->dry_run) {
         print_topology(stdout, &j.plan, &j.topo);
         printf("mpirun command:\n");

@@ -48,7 +48,38 @@ struct watch {
     pid_t child; /* 0 once reaped */
     int interrupts;
     long long drain_to;
+    long long graceful_to; /* when a graceful stop gives up (0: none under way) */
+    long long failed_to;   /* when mpirun must have ended the job after a failure (0: none) */
+    int failure_kills;     /* signals sent to mpirun for that: SIGTERM, then SIGKILL */
 };
+
+/* After an instance failed, mpirun ends the others within a second or two; one whose daemon on
+ * another host it cannot reach any more (the host fell off the network) may wait forever. */
+#define FAILURE_GRACE_MS 10000
+#define FAILURE_KILL_MS  3000
+
+/* The first SIGINT, SIGTERM or SIGHUP: a graceful stop. mpirun passes SIGUSR1 and SIGUSR2 on to
+ * every instance wrapper on every host, and the wrappers give their programs SIGTERM and SIGINT
+ * (see instance.h); mpirun itself would answer SIGTERM by killing every instance within a
+ * second. After --graceful-timeout, or at once when it is 0, mpirun gets SIGTERM after all. */
+static void start_stop(struct watch *w, int sig, struct outcome *out)
+{
+    out->interrupt_sig = sig;
+    if (out->graceful_timeout_s <= 0) {
+        kill(w->child, SIGTERM);
+        return;
+    }
+    kill(w->child, sig == SIGINT ? SIGUSR2 : SIGUSR1);
+    w->graceful_to = now_ms() + 1000LL * out->graceful_timeout_s;
+}
+
+/* The graceful stop's time is up: what still runs is killed. */
+static void end_stop(struct watch *w, struct outcome *out)
+{
+    w->graceful_to = 0;
+    out->graceful_expired = true;
+    kill(w->child, SIGTERM);
+}
 
 static void on_signal(struct watch *w, int sfd, struct outcome *out)
 {
@@ -69,14 +100,44 @@ static void on_signal(struct watch *w, int sfd, struct outcome *out)
     if (w->child <= 0)
         return;
     if (w->interrupts++ == 0) {
-        out->interrupt_sig = sig;
-        kill(w->child, SIGTERM);
+        start_stop(w, sig, out);
     } else {
         static const char msg[] = "poprun: interrupted again: killing mpirun\n";
         (void)write_all(2, msg, sizeof(msg) - 1);
         kill(-w->child, SIGKILL);
         kill(w->child, SIGKILL);
     }
+}
+
+/* A failure is known and mpirun has not ended the job in time: end mpirun, once politely. */
+static void failure_overdue(struct watch *w, struct outcome *out)
+{
+    if (w->failure_kills++ == 0) {
+        char msg[160];
+        int n = snprintf(msg, sizeof msg,
+                         "poprun: mpirun did not end the job within %d s of the failure (a host "
+                         "may be unreachable): killing it\n",
+                         FAILURE_GRACE_MS / 1000);
+        (void)write_all(2, msg, (size_t)n);
+        out->overdue_s = FAILURE_GRACE_MS / 1000;
+        kill(w->child, SIGTERM);
+        w->failed_to = now_ms() + FAILURE_KILL_MS;
+        return;
+    }
+    kill(-w->child, SIGKILL);
+    kill(w->child, SIGKILL);
+    w->failed_to = 0;
+}
+
+/* The nearest of the deadlines the loop keeps, or 0 for none. */
+static long long next_deadline(const struct watch *w)
+{
+    if (w->child == 0)
+        return w->drain_to;
+    long long d = w->graceful_to;
+    if (w->failed_to && (!d || w->failed_to < d))
+        d = w->failed_to;
+    return d;
 }
 
 static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
@@ -87,9 +148,17 @@ static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
         if (w->child == 0 && (err_r < 0 || now_ms() >= w->drain_to))
             break;
         struct pollfd pfd[2] = {{sfd, POLLIN, 0}, {err_r, POLLIN, 0}};
-        int timeout = w->child == 0 ? (int)(w->drain_to - now_ms()) : -1;
-        if (poll(pfd, 2, w->child == 0 && timeout < 0 ? 0 : timeout) < 0 && errno != EINTR)
+        long long deadline = next_deadline(w);
+        int timeout = deadline ? (int)(deadline - now_ms()) : -1;
+        if (poll(pfd, 2, deadline && timeout < 0 ? 0 : timeout) < 0 && errno != EINTR)
             break;
+        if (w->child > 0 && w->graceful_to && now_ms() >= w->graceful_to)
+            end_stop(w, out);
+        if (w->child > 0 && (out->have_failure || out->host_lost) && !w->failed_to &&
+            !w->failure_kills)
+            w->failed_to = now_ms() + FAILURE_GRACE_MS;
+        if (w->child > 0 && w->failed_to && now_ms() >= w->failed_to)
+            failure_overdue(w, out);
         if (pfd[0].revents & POLLIN)
             on_signal(w, sfd, out);
         if (err_r >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -131,7 +200,7 @@ int launch_run(const struct strvec *argv, bool as_root, struct outcome *out, cha
         sigprocmask(SIG_SETMASK, &oldmask, NULL);
         return errf(err, errlen, "signalfd: %s", strerror(e));
     }
-    struct watch w = {fork(), 0, 0};
+    struct watch w = {.child = fork()};
     if (w.child == 0)
         exec_mpirun(argv->v, p[1], as_root, &oldmask);
     int rc = 0;
@@ -141,6 +210,7 @@ int launch_run(const struct strvec *argv, bool as_root, struct outcome *out, cha
         close(p[0]);
     } else {
         setpgid(w.child, w.child); /* also here, so no signal can race the child's own call */
+        out->mpirun_pid = w.child;
         watch_loop(&w, sfd, p[0], out);
     }
     close(sfd);

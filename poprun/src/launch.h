@@ -3,9 +3,12 @@
  *
  * mpirun runs in its own process group, with its stderr piped to poprun (which removes the
  * instances' status markers, see outcome.h) and its stdout straight to poprun's. The first
- * SIGINT, SIGTERM or SIGHUP poprun gets is passed to mpirun as SIGTERM, which ends every instance
- * on every host; a second one kills mpirun's process group with SIGKILL (the instance wrappers
- * then stop their programs, see instance.h). poprun reaps mpirun: no zombies.
+ * SIGINT, SIGTERM or SIGHUP poprun gets starts a graceful stop: every instance's program, on
+ * every host, gets SIGINT (for SIGINT) or SIGTERM (carried by mpirun as SIGUSR2 or SIGUSR1 to
+ * the instance wrappers, see instance.h) and --graceful-timeout seconds to end by itself; then
+ * mpirun gets SIGTERM, which kills what is left within a second or two. With --graceful-timeout
+ * 0, mpirun gets SIGTERM at once. A second signal kills mpirun's process group with SIGKILL
+ * (the instance wrappers then kill their programs). poprun reaps mpirun: no zombies.
  */
 #ifndef POPRUN_LAUNCH_H
 #define POPRUN_LAUNCH_H

@@ -3,6 +3,7 @@
  * poprun_core library; this file only dispatches.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "instance.h"
 #include "job.h"
@@ -11,6 +12,17 @@
 #ifndef POPRUN_VERSION
 #define POPRUN_VERSION "unknown"
 #endif
+
+/* --version, as text or (--version-format json) as one JSON object. */
+static void print_version(int json)
+{
+    if (json)
+        printf("{\"name\": \"poprun\", \"version\": \"%s\", \"launcher\": \"OpenMPI mpirun\", "
+               "\"ipus\": \"simulated\"}\n",
+               POPRUN_VERSION);
+    else
+        printf("poprun %s (OpenMPI mpirun launcher of the gcl runtime)\n", POPRUN_VERSION);
+}
 
 int main(int argc, char **argv)
 {
@@ -23,11 +35,14 @@ int main(int argc, char **argv)
         status = 2;
     } else if (o.instance_token) {
         status = instance_main(&o);
+    } else if (o.help_markdown) {
+        options_print_markdown(stdout);
+        status = 0;
     } else if (o.help) {
         options_print_help(stdout);
         status = 0;
     } else if (o.version) {
-        printf("poprun %s (OpenMPI mpirun launcher of the gcl runtime)\n", POPRUN_VERSION);
+        print_version(o.version_format && strcmp(o.version_format, "json") == 0);
         status = 0;
     } else {
         status = job_main(&o);

@@ -3,7 +3,10 @@
  */
 #include "mpirun_cmd.h"
 
+#include <gcl/popdist_env.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "words.h"
 
@@ -34,6 +37,71 @@ static int push_words(struct strvec *argv, const char *opt, const char *value, c
     return 0;
 }
 
+/* Whether the words of GLOBAL set MCA parameter NAME (--mca NAME V, -mca NAME V): mpirun
+ * refuses a parameter given twice, and the user's own setting wins. */
+static bool sets_mca(const char *global, const char *name)
+{
+    struct strvec w = STRVEC_INIT;
+    char e[128];
+    bool found = false;
+    if (global && words_split(global, &w, e, sizeof(e)) == 0) {
+        for (int i = 0; i + 1 < w.n && !found; i++)
+            found =
+                (!strcmp(w.v[i], "--mca") || !strcmp(w.v[i], "-mca")) && !strcmp(w.v[i + 1], name);
+    }
+    strvec_free(&w);
+    return found;
+}
+
+/* --host-subnet: mpirun's tcp traffic on SUBNET (OpenMPI takes a subnet or an interface name). */
+static void push_subnet(struct strvec *argv, const char *subnet, const char *global)
+{
+    const char *mca[] = {"btl_tcp_if_include", "oob_tcp_if_include"};
+    for (int i = 0; i < 2; i++) {
+        if (sets_mca(global, mca[i]))
+            continue;
+        strvec_push(argv, "--mca");
+        strvec_push(argv, mca[i]);
+        strvec_push(argv, subnet);
+    }
+}
+
+/* Across hosts: mpirun and its daemons probe their idle connections after 2 s of silence, each
+ * second, and give up after 3 unanswered probes. A host that falls off the network (its link
+ * down, no connection ever closed) is then lost to mpirun within about 5 s, which ends the job,
+ * and its daemon ends its instances; OpenMPI's default (300 s, then 9 x 20 s) keeps both for 8
+ * minutes. The kernel answers the probes, so a busy host is not taken for a lost one. A value
+ * the user set (in --mpi-global-args or as OMPI_MCA_*) wins. */
+static void push_keepalive(struct strvec *argv, const char *global)
+{
+    static const char *const mca[][2] = {{"oob_tcp_keepalive_time", "2"},
+                                         {"oob_tcp_keepalive_intvl", "1"},
+                                         {"oob_tcp_keepalive_probes", "3"}};
+    for (size_t i = 0; i < sizeof mca / sizeof mca[0]; i++) {
+        char env[64];
+        snprintf(env, sizeof env, "OMPI_MCA_%s", mca[i][0]);
+        if (sets_mca(global, mca[i][0]) || getenv(env))
+            continue;
+        strvec_push(argv, "--mca");
+        strvec_push(argv, mca[i][0]);
+        strvec_push(argv, mca[i][1]);
+    }
+}
+
+/* "-x NAME[=VALUE]" for every word of the -x list TEXT. */
+static int push_exports(struct strvec *argv, const char *text, char *err, size_t errlen)
+{
+    struct strvec words = STRVEC_INIT;
+    char e[128];
+    int rc = text ? words_split(text, &words, e, sizeof(e)) : 0;
+    for (int i = 0; rc == 0 && i < words.n; i++) {
+        strvec_push(argv, "-x");
+        strvec_push(argv, words.v[i]);
+    }
+    strvec_free(&words);
+    return rc == 0 ? 0 : errf(err, errlen, "-x: %s", e);
+}
+
 /* The wrapper's command: poprun itself in instance mode, then the program. */
 static void push_wrapper(const struct mpirun_cmd *c, struct strvec *argv)
 {
@@ -54,10 +122,18 @@ static void push_wrapper(const struct mpirun_cmd *c, struct strvec *argv)
         strvec_push(argv, "--host");
         strvec_push_take(argv, strvec_join(&p->hosts, ","));
     }
-    if (o->offline_mode)
+    if (o->offline_mode > 0)
         strvec_push(argv, "--offline-mode");
-    if (o->numa_aware)
-        strvec_push(argv, "--numa-aware");
+    if (options_spread_numa(o))
+        strvec_push(argv, "--process-placement=spreadnuma");
+    if (o->host_subnet) {
+        strvec_push(argv, "--host-subnet");
+        strvec_push(argv, o->host_subnet);
+    }
+    if (c->cache_path) {
+        strvec_push(argv, "--executable-cache-path");
+        strvec_push(argv, c->cache_path);
+    }
     if (o->only_output_from_instance >= 0)
         push_int(argv, "--only-output-from-instance", o->only_output_from_instance);
     for (int v = 0; v < o->verbose && v < 9; v++)
@@ -79,11 +155,19 @@ int mpirun_cmd_build(const struct mpirun_cmd *c, struct strvec *argv, char *err,
         strvec_push_take(argv, host_slots(c->plan));
         strvec_push(argv, "--map-by");
         strvec_push(argv, "slot");
+        push_keepalive(argv, c->opts->mpi_global_args);
+    }
+    if (c->opts->host_subnet)
+        push_subnet(argv, c->opts->host_subnet, c->opts->mpi_global_args);
+    if (c->opts->max_restarts > 0) { /* set by the restart loop: every host must see it */
+        strvec_push(argv, "-x");
+        strvec_push(argv, POPDIST_ENV_RESTART_COUNT);
     }
     if (push_words(argv, "mpi-global-args", c->opts->mpi_global_args, err, errlen) != 0)
         return -1;
     push_int(argv, "-np", c->plan->num_instances);
-    if (push_words(argv, "mpi-local-args", c->opts->mpi_local_args, err, errlen) != 0)
+    if (push_exports(argv, c->opts->export_env, err, errlen) != 0 ||
+        push_words(argv, "mpi-local-args", c->opts->mpi_local_args, err, errlen) != 0)
         return -1;
     push_wrapper(c, argv);
     return 0;

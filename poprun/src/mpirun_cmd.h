@@ -4,14 +4,17 @@
  *
  *   mpirun [--allow-run-as-root] --oversubscribe --bind-to none
  *          [--host h1:2,h2:2 --map-by slot]          (with -H/--hostfile: I/H slots per host)
+ *          [--mca btl_tcp_if_include S --mca oob_tcp_if_include S]      (--host-subnet S)
  *          [MPI-GLOBAL-ARGS...]
- *          -np I [MPI-LOCAL-ARGS...]
+ *          -np I [-x NAME[=VALUE]...] [MPI-LOCAL-ARGS...]
  *          POPRUN --_instance TOKEN --num-replicas R --num-instances I --ipus-per-replica P
- *                 --num-ilds K --topology T [--host h1,h2] [--offline-mode] [--numa-aware]
- *                 [--only-output-from-instance N] [-v...] -- PROGRAM ARGS...
+ *                 --num-ilds K --topology T [--host h1,h2] [--offline-mode]
+ *                 [--process-placement=spreadnuma] [--host-subnet S]
+ *                 [--executable-cache-path DIR] [--only-output-from-instance N] [-v...]
+ *                 -- PROGRAM ARGS...
  *
  * --oversubscribe: each instance runs many IPU threads and tests run more ranks than cores.
- * --bind-to none: an instance is not one thread; --numa-aware binds in the wrapper instead.
+ * --bind-to none: an instance is not one thread; --process-placement binds in the wrapper.
  * --map-by slot with I/H slots per host puts instances on hosts in contiguous blocks, as planned.
  */
 #ifndef POPRUN_MPIRUN_CMD_H
@@ -27,11 +30,12 @@
 struct mpirun_cmd {
     const struct poprun_options *opts;
     const struct plan *plan;
-    const char *mpirun;   /* the mpirun to run: "mpirun", or $POPRUN_MPIRUN */
-    const char *self;     /* absolute path of poprun itself, started on every rank */
-    const char *token;    /* per-job token for status markers */
-    const char *topology; /* preset name or absolute file path, for the instances */
-    bool as_root;         /* add --allow-run-as-root */
+    const char *mpirun;     /* the mpirun to run: "mpirun", or $POPRUN_MPIRUN */
+    const char *self;       /* absolute path of poprun itself, started on every rank */
+    const char *token;      /* per-job token for status markers */
+    const char *topology;   /* preset name or absolute file path, for the instances */
+    bool as_root;           /* add --allow-run-as-root (root, or --allow-run-as-root) */
+    const char *cache_path; /* --executable-cache-path made absolute, or NULL */
 };
 
 /* Appends the command line to ARGV. Returns 0, or -1 with a reason in ERR (bad quoting in

@@ -7,10 +7,16 @@
 
 #include "util.h"
 
-/* mpirun frames each notice with a line of dashes (74 of them in OpenMPI 4.1). */
+/* mpirun frames each notice with a line of dashes (74 of them in OpenMPI 4.1). LINE holds LEN
+ * bytes and need not end in a NUL (a line cut at the reader's buffer does not). */
 bool notice_is_frame(const char *line, size_t len)
 {
-    return len >= 20 && strspn(line, "-") >= len;
+    if (len < 20)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (line[i] != '-')
+            return false;
+    return true;
 }
 
 /* Skips a word of 1 to MAX bytes up to the next space; the space is not eaten. */
@@ -54,4 +60,34 @@ bool notice_is_restatement(const char *line, size_t len)
             return true;
     }
     return false;
+}
+
+bool notice_is_lost_daemon(const char *line, size_t len)
+{
+    static const char head[] = "ORTE has lost communication with a remote daemon";
+    return len >= sizeof(head) - 1 && memcmp(line, head, sizeof(head) - 1) == 0;
+}
+
+bool notice_parse_lost_node(const char *line, size_t len, char node[NOTICE_NODE_MAX])
+{
+    const char *p = line, *end = line + len;
+    while (p < end && *p == ' ')
+        p++;
+    if (!scan_eat(&p, end, "Remote daemon: [["))
+        return false;
+    static const char on[] = "] on node ";
+    const char *at = memmem(p, (size_t)(end - p), on, sizeof(on) - 1);
+    if (!at)
+        return false;
+    p = at + sizeof(on) - 1;
+    size_t nlen = (size_t)(end - p);
+    while (nlen > 0 && (p[nlen - 1] == ' ' || p[nlen - 1] == '\r'))
+        nlen--;
+    if (nlen == 0 || memchr(p, ' ', nlen))
+        return false;
+    if (nlen >= NOTICE_NODE_MAX)
+        nlen = NOTICE_NODE_MAX - 1;
+    memcpy(node, p, nlen);
+    node[nlen] = '\0';
+    return true;
 }

@@ -14,6 +14,14 @@
  *
  * comes before mpirun's notice that names the rank, and only restates it.
  *
+ *   ORTE has lost communication with a remote daemon.
+ *
+ *     HNP daemon   : [[49584,0],0] on node h0
+ *     Remote daemon: [[49584,0],2] on node h2
+ *
+ * says that a host is lost (its daemon died or the network to it failed): the instances there
+ * end without a word, and the others' failures that follow are its consequences.
+ *
  * The notice is trusted because it starts a line: every line of a program's output reaches
  * mpirun through its wrapper, which prefixes "[instance N] ".
  */
@@ -44,5 +52,12 @@ bool notice_parse_death(const char *line, size_t len, struct notice_death *d);
 /* Whether LINE opens mpirun's "WHO job ... terminated normally, but N processes returned"
  * notice, which restates a failure that its next notice names. */
 bool notice_is_restatement(const char *line, size_t len);
+
+/* Whether LINE opens mpirun's notice that it lost a remote daemon. */
+bool notice_is_lost_daemon(const char *line, size_t len);
+
+/* Parses "  Remote daemon: [[J,0],D] on node H" (leading spaces optional) into NODE (cut to
+ * NOTICE_NODE_MAX). Returns false for anything else. */
+bool notice_parse_lost_node(const char *line, size_t len, char node[NOTICE_NODE_MAX]);
 
 #endif /* POPRUN_NOTICE_H */

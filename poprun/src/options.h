@@ -20,22 +20,45 @@ struct poprun_options {
     char *host;                    /* -H/--host host list, or NULL */
     char *hostfile;                /* --hostfile, or NULL */
     int num_ilds;                  /* --num-ilds, 0 = as many as the IPUs need */
-    char *mpi_global_args;         /* --mpi-global-args, or NULL */
-    char *mpi_local_args;          /* --mpi-local-args, or NULL */
-    bool numa_aware;               /* --numa-aware */
-    bool print_topology;           /* --print-topology */
+    char *mpi_global_args;         /* every --mpi-global-args, joined by spaces, or NULL */
+    char *mpi_local_args;          /* every --mpi-local-args, joined by spaces, or NULL */
+    char *export_env;              /* every -x NAME[=VALUE], quoted and joined, or NULL */
+    int numa_aware;                /* --numa-aware (0/1): --process-placement spreadnuma */
+    char *process_placement;       /* --process-placement spreadnuma|disabled, or NULL */
+    int print_topology;            /* --print-topology (0/1) */
     int only_output_from_instance; /* --only-output-from-instance, -1 = all */
-    bool offline_mode;             /* --offline-mode */
-    char *export_config;           /* --export-config FILE, or NULL */
-    char *import_config;           /* --import-config FILE, or NULL */
-    char *topology;                /* --topology PRESET|FILE, or NULL = smallest preset */
-    bool dry_run;                  /* --dry-run */
-    int verbose;                   /* -v (1), -vv (2) */
-    bool help;                     /* --help */
-    bool version;                  /* --version */
-    char *instance_token;          /* hidden --_instance TOKEN: run as the instance wrapper */
-    struct strvec program;         /* the program and its arguments (program.v[0]) */
+    int offline_mode;              /* --offline-mode (0/1) */
+    int allow_run_as_root;         /* --allow-run-as-root: -1 = when root, 0, 1 */
+    char *executable_cache_path;   /* --executable-cache-path DIR, or NULL */
+    char *host_subnet;             /* --host-subnet CIDR|IFACE, or NULL */
+    /* V-IPU and host set-up options: checked, reported as having no effect here. */
+    char *vipu_server_host, *vipu_partition, *vipu_cluster, *vipu_allocation;
+    int vipu_server_port, vipu_server_timeout;                 /* 0 = not given */
+    int update_partition, reset_partition, remove_partition;   /* -1 = not given */
+    int sync_python_venv, sync_poplar_sdk, distribute_ssh_key; /* -1 = not given */
+    char *export_config;                                       /* --export-config FILE, or NULL */
+    char *import_config;                                       /* --import-config FILE, or NULL */
+    char *topology;        /* --topology PRESET|FILE, or NULL = smallest preset */
+    int dry_run;           /* --dry-run */
+    int graceful_timeout;  /* --graceful-timeout S (30): SIGTERM/SIGINT to SIGKILL */
+    int max_restarts;      /* --max-restarts N (0): restarts after a failure */
+    int verbose;           /* -v (1), -vv or --vv (2) */
+    int vv;                /* --vv: raises verbose to at least 2 */
+    int help;              /* --help */
+    int help_markdown;     /* hidden --_help-markdown: the option table of the README */
+    int version;           /* --version */
+    char *version_format;  /* --version-format text|json, or NULL (text) */
+    char *instance_token;  /* hidden --_instance TOKEN: run as the instance wrapper */
+    struct strvec program; /* the program and its arguments (program.v[0]) */
 };
+
+/* Whether the instances are bound to NUMA nodes (--process-placement spreadnuma, or
+ * --numa-aware). */
+int options_spread_numa(const struct poprun_options *o);
+
+/* Reports once, on F, each option given that has no effect here (the V-IPU options and the
+ * host set-up options): "poprun: --vipu-partition has no effect on simulated IPUs". */
+void options_report_no_effect(const struct poprun_options *o, FILE *f);
 
 /* Sets every option to its default (and the program to none). */
 void options_init(struct poprun_options *o);
@@ -54,8 +77,10 @@ int options_parse(struct poprun_options *o, int argc, char *const argv[], char *
 int options_set(struct poprun_options *o, const char *name, const char *value, char *err,
                 size_t errlen);
 
-/* Writes the help text (every option, its default and meaning) to F. */
+/* Writes the help text (every option, its default, PopRun's meaning and ours) to F. */
 void options_print_help(FILE *f);
+/* Writes the options as the Markdown table of poprun/README.md to F. */
+void options_print_markdown(FILE *f);
 
 /* Writes O as a configuration file that options_load_config reads back to the same options.
  * Returns 0, or -1 with a reason in ERR. */

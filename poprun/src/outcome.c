@@ -18,6 +18,8 @@ static bool take_marker(struct outcome *o, const char *line, size_t len)
     size_t start, end;
     if (!marker_find(line, len, o->token, &m, &start, &end))
         return false;
+    if (m.instance >= 0 && m.instance < OUTCOME_INSTANCES_MAX)
+        o->reported[m.instance / 8] |= (unsigned char)(1u << (m.instance % 8));
     if (!o->have_failure) {
         o->have_failure = true;
         o->failure = m;
@@ -44,9 +46,18 @@ static void note_wrapper_death(struct outcome *o, const struct notice_death *d)
     snprintf(o->wrapper_node, sizeof(o->wrapper_node), "%s", d->node);
 }
 
+/* mpirun's notice that it lost the daemon of a host: the failure (see outcome.h). */
+static void note_host_lost(struct outcome *o, const char *node)
+{
+    if (o->host_lost || o->interrupt_sig)
+        return;
+    o->host_lost = true;
+    snprintf(o->lost_node, sizeof(o->lost_node), "%s", node);
+}
+
 static bool quiet(const struct outcome *o)
 {
-    return (o->have_failure || o->interrupt_sig) && o->verbose == 0;
+    return (o->have_failure || o->host_lost || o->interrupt_sig) && o->verbose == 0;
 }
 
 /* Keeps LINE back, if it fits. */
@@ -98,16 +109,44 @@ static void open_notice(struct outcome *o, const char *frame, size_t len)
     o->notice = OUTCOME_HEAD;
 }
 
+/* mpirun's word that it passed on the signal of poprun's graceful stop. */
+static bool is_forwarding_note(const struct outcome *o, const char *line, size_t len)
+{
+    static const char note[] = "mpirun: Forwarding signal ";
+    return o->interrupt_sig && o->verbose == 0 && len > sizeof(note) - 1 &&
+           memcmp(line, note, sizeof(note) - 1) == 0;
+}
+
+/* After poprun killed an overdue mpirun: mpirun's own report of its crash on the way down
+ * ("[h0:02301] *** Process received signal ***" and its backtrace, "mpirun: abort is already in
+ * progress"), which says nothing about the job. */
+static bool is_mpirun_dying(const struct outcome *o, const char *line, size_t len)
+{
+    if (!o->overdue_s || o->verbose)
+        return false;
+    static const char abort_note[] = "mpirun: abort is already in progress";
+    if (len >= sizeof(abort_note) - 1 && memcmp(line, abort_note, sizeof(abort_note) - 1) == 0)
+        return true;
+    char tag[32];
+    int n = snprintf(tag, sizeof tag, ":%05d] ", o->mpirun_pid);
+    const char *close = len && line[0] == '[' ? memchr(line, ']', len < 80 ? len : 80) : NULL;
+    return close && close - line + 2 >= n && memcmp(close + 2 - n, tag, (size_t)n) == 0;
+}
+
 void outcome_filter_line(void *ctx, const char *line, size_t len)
 {
     struct outcome *o = ctx;
-    if (take_marker(o, line, len))
+    if (take_marker(o, line, len) || is_forwarding_note(o, line, len) ||
+        is_mpirun_dying(o, line, len))
         return;
     bool frame = notice_is_frame(line, len), first = o->opened;
     struct notice_death d;
+    char node[NOTICE_NODE_MAX];
     o->opened = false;
     if (first && !frame && notice_parse_death(line, len, &d))
         note_wrapper_death(o, &d);
+    if (!frame && notice_parse_lost_node(line, len, node))
+        note_host_lost(o, node);
     switch (o->notice) {
     case OUTCOME_OUT:
         /* Instances' lines pass a held restatement: mpirun may have printed it first, but what
@@ -121,7 +160,9 @@ void outcome_filter_line(void *ctx, const char *line, size_t len)
         if (quiet(o)) {
             release(o);
             o->notice = frame ? OUTCOME_OUT : OUTCOME_DROP;
-        } else if (!frame && notice_is_restatement(line, len) && hold(o, line, len)) {
+        } else if (!frame &&
+                   (notice_is_restatement(line, len) || notice_is_lost_daemon(line, len)) &&
+                   hold(o, line, len)) {
             o->notice = OUTCOME_HOLD;
         } else {
             show(o, line, len, frame ? OUTCOME_OUT : OUTCOME_SHOW);
@@ -160,25 +201,112 @@ static const char *signame(int sig, char *buf, size_t len)
     return buf;
 }
 
+/* "host h2 is lost: ... (instances 2, 3 ran there)". */
+static int host_lost_status(const struct outcome *o, const struct plan *p, char *msg, size_t msglen)
+{
+    char ran[256] = "";
+    size_t at = 0;
+    int n = 0;
+    for (int i = 0; i < p->num_instances && at < sizeof(ran); i++) {
+        if (p->inst[i].host >= p->hosts.n || strcmp(p->hosts.v[p->inst[i].host], o->lost_node))
+            continue;
+        at += (size_t)snprintf(ran + at, sizeof(ran) - at, "%s%d", n++ ? ", " : "", i);
+    }
+    if (n)
+        snprintf(msg, msglen,
+                 "host %s is lost: mpirun lost contact with its daemon (instance%s %s ran there)",
+                 o->lost_node, n > 1 ? "s" : "", ran);
+    else
+        snprintf(msg, msglen, "host %s is lost: mpirun lost contact with its daemon", o->lost_node);
+    int code = WIFEXITED(o->mpirun_status) ? WEXITSTATUS(o->mpirun_status) : 1;
+    return code ? code : 1;
+}
+
+static bool reported(const struct outcome *o, int i)
+{
+    return i < OUTCOME_INSTANCES_MAX && (o->reported[i / 8] >> (i % 8) & 1);
+}
+
+/* Lists in LIST the instances of host H whose marker never came; returns how many, and sets
+ * *ALL when none of the host's instances reported. */
+static int silent_on(const struct outcome *o, const struct plan *p, int h, char *list, size_t len,
+                     bool *all)
+{
+    size_t at = 0;
+    int n = 0;
+    *all = true;
+    list[0] = '\0';
+    for (int i = 0; i < p->num_instances; i++) {
+        if (p->inst[i].host != h)
+            continue;
+        if (reported(o, i)) {
+            *all = false;
+        } else if (at < len) {
+            at += (size_t)snprintf(list + at, len - at, "%s%d", n ? ", " : "", i);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Appends to MSG why poprun ended mpirun itself and the instances never heard from, by host. */
+static void overdue_detail(const struct outcome *o, const struct plan *p, char *msg, size_t msglen)
+{
+    size_t at = strlen(msg);
+    at += (size_t)snprintf(msg + at, msglen - at,
+                           "; mpirun did not end the job within %d s and was killed", o->overdue_s);
+    const char *lead = ": ";
+    for (int h = 0; h < p->hosts.n && at < msglen; h++) {
+        char list[160];
+        bool all;
+        int n = silent_on(o, p, h, list, sizeof list, &all);
+        if (!n)
+            continue;
+        at +=
+            (size_t)snprintf(msg + at, msglen - at, "%s%s%s%s (instance%s %s there never reported)",
+                             lead, all ? "host " : "on host ", p->hosts.v[h],
+                             all ? " may be unreachable" : "", n > 1 ? "s" : "", list);
+        lead = "; ";
+    }
+}
+
+static int failure_status(const struct outcome *o, const struct plan *p, char *msg, size_t msglen)
+{
+    char sn[32];
+    const struct marker *m = &o->failure;
+    const char *host = m->instance >= 0 && m->instance < p->num_instances
+                           ? p->hosts.v[p->inst[m->instance].host]
+                       : o->wrapper_died ? o->wrapper_node
+                                         : "?";
+    if (m->kind == MARKER_SIGNAL) {
+        snprintf(msg, msglen, "instance %d (host %s) was killed by signal %d (%s)%s", m->instance,
+                 host, m->value, signame(m->value, sn, sizeof(sn)),
+                 o->wrapper_died ? ": its poprun wrapper died, and its program with it" : "");
+        return 128 + m->value;
+    }
+    snprintf(msg, msglen, "instance %d (host %s) exited with status %d", m->instance, host,
+             m->value);
+    return m->value;
+}
+
 int outcome_exit_status(const struct outcome *o, const struct plan *p, char *msg, size_t msglen)
 {
     char sn[32];
     msg[0] = '\0';
+    if (o->host_lost)
+        return host_lost_status(o, p, msg, msglen);
     if (o->have_failure) {
-        const struct marker *m = &o->failure;
-        const char *host = m->instance >= 0 && m->instance < p->num_instances
-                               ? p->hosts.v[p->inst[m->instance].host]
-                           : o->wrapper_died ? o->wrapper_node
-                                             : "?";
-        if (m->kind == MARKER_SIGNAL) {
-            snprintf(msg, msglen, "instance %d (host %s) was killed by signal %d (%s)%s",
-                     m->instance, host, m->value, signame(m->value, sn, sizeof(sn)),
-                     o->wrapper_died ? ": its poprun wrapper died, and its program with it" : "");
-            return 128 + m->value;
-        }
-        snprintf(msg, msglen, "instance %d (host %s) exited with status %d", m->instance, host,
-                 m->value);
-        return m->value;
+        int code = failure_status(o, p, msg, msglen);
+        if (o->overdue_s)
+            overdue_detail(o, p, msg, msglen);
+        return code;
+    }
+    if (o->interrupt_sig && o->graceful_expired) {
+        snprintf(msg, msglen,
+                 "interrupted by %s; instances still running after --graceful-timeout %d s were "
+                 "killed",
+                 signame(o->interrupt_sig, sn, sizeof(sn)), o->graceful_timeout_s);
+        return 128 + o->interrupt_sig;
     }
     if (o->interrupt_sig) {
         snprintf(msg, msglen, "interrupted by %s; every instance was ended",

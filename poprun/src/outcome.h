@@ -26,6 +26,8 @@ enum outcome_notice {
 
 /* Room for held notice lines; more is passed on. */
 #define OUTCOME_HELD_MAX 4096
+/* Instances whose status markers are told apart (an instance past it counts as silent). */
+#define OUTCOME_INSTANCES_MAX 8192
 
 struct outcome {
     /* Inputs of the filter. */
@@ -33,6 +35,7 @@ struct outcome {
     int verbose;
     linebuf_fn emit; /* where the lines that pass go */
     void *emit_ctx;
+    int graceful_timeout_s; /* --graceful-timeout: 0 ends the instances at once on a signal */
     /* What was seen. */
     bool have_failure;
     struct marker failure; /* the first instance that failed: its program, or its wrapper */
@@ -40,9 +43,18 @@ struct outcome {
      * too); WRAPPER_NODE is mpirun's name of its node. */
     bool wrapper_died;
     char wrapper_node[NOTICE_NODE_MAX];
-    int interrupt_sig; /* the first SIGINT/SIGTERM/SIGHUP poprun received, or 0 */
+    /* mpirun lost its daemon on host LOST_NODE (mpirun's name): that host is lost. */
+    bool host_lost;
+    char lost_node[NOTICE_NODE_MAX];
+    int interrupt_sig;     /* the first SIGINT/SIGTERM/SIGHUP poprun received, or 0 */
+    bool graceful_expired; /* instances were still running after --graceful-timeout */
     bool mpirun_done;
     int mpirun_status; /* wait status of mpirun */
+    int mpirun_pid;    /* its process, whose own crash report is dropped after OVERDUE_S */
+    /* mpirun had not ended the job OVERDUE_S seconds after a failure and poprun killed it (0:
+     * no): instances whose marker never came ran where mpirun's daemon could not be reached. */
+    int overdue_s;
+    unsigned char reported[OUTCOME_INSTANCES_MAX / 8]; /* instances whose marker came */
     /* Filter state. */
     enum outcome_notice notice;
     bool opened;                 /* the last line opened a notice */
@@ -70,8 +82,16 @@ void outcome_filter_finish(struct outcome *o);
  *   "instance 2 (host h1) was killed by signal 9 (SIGKILL): its poprun wrapper died, and its
  *    program with it"                                      -> 137
  *   "interrupted by SIGINT; every instance was ended"      -> 130
+ *   "interrupted by SIGTERM; instances still running after --graceful-timeout 30 s were
+ *    killed"                                               -> 143
+ *   "host h2 is lost: mpirun lost contact with its daemon (instance 1 ran there)"
+ *                                                          -> 1, or mpirun's non-zero status
  *   "mpirun exited with status 1"                          -> 1 (mpirun's own failures)
- * An instance's failure wins over the interrupt and mpirun's status. */
+ * After an overdue failure (overdue_s) the line goes on with the instances never heard from:
+ *   "...; mpirun did not end the job within 10 s: host h2 is unreachable (instances 2, 3 there
+ *    never reported)"
+ * A lost host wins over the instances' failures (which follow from it); an instance's failure
+ * wins over the interrupt and mpirun's status. */
 int outcome_exit_status(const struct outcome *o, const struct plan *p, char *msg, size_t msglen);
 
 #endif /* POPRUN_OUTCOME_H */

@@ -31,12 +31,14 @@ void sim_topo_spec_defaults(struct sim_topo_spec *s)
     s->wiring = SIM_WIRING_LADDER;
     s->ipus_per_gateway = 4;                  /* [M2000]: one gateway per 4 IPUs */
     s->gwlinks_per_gateway = 2;               /* [M2000]: 2 GW-Link ports */
-    s->ipulink_bandwidth = 32000000000ULL;    /* [M2000]: 512 Gb/s = 2 x 32 GB/s */
-    s->ipulink_latency = 500 * SIM_PS_PER_NS; /* assumed (see above) */
+    s->ipulink_bandwidth = 32000000000ULL;    /* [M2000]: 512 Gb/s = 2 x 32 GB/s per link;
+                                                 assumed one link per edge (32..128 GB/s) */
+    s->ipulink_latency = 500 * SIM_PS_PER_NS; /* assumed (see above), 200..2000 ns */
     s->gwlink_bandwidth = 12500000000ULL;     /* [M2000]: 100 Gb/s per port */
-    s->gwlink_latency = 3 * SIM_PS_PER_US;    /* assumed: a 100 GbE RoCE hop */
-    s->sync_latency = 1 * SIM_PS_PER_US;      /* assumed: Sync-Link BSP sync in one ILD */
-    s->gw_sync_latency = 5 * SIM_PS_PER_US;   /* assumed: packetised sync over GW-Links */
+    s->gwlink_latency = 3 * SIM_PS_PER_US;    /* assumed: a 100 GbE RoCE hop, 1..10 us */
+    s->sync_latency = 1 * SIM_PS_PER_US;      /* assumed: Sync-Link BSP in one ILD, 0.3..3 us */
+    s->gw_sync_latency = 5 * SIM_PS_PER_US;   /* assumed: sync over GW-Links, 2..20 us */
+    sim_cost_params_default(&s->cost);        /* sim/src/params.c */
 }
 
 /* All presets are ladders of IPU-M2000s (2 rungs each); [POD] for the sizes. The M2000 itself is
@@ -66,24 +68,31 @@ static const struct preset *find_preset(const char *name)
     return NULL;
 }
 
-int sim_topology_preset(const char *name, sim_topology_t **out, char *err, size_t errlen)
+int sim_topo_preset_spec(const char *name, struct sim_topo_spec *s, char *err, size_t errlen)
 {
     const struct preset *p = find_preset(name);
-    struct sim_topo_spec s;
 
-    *out = NULL;
     if (p == NULL) {
         sim_errf(err, errlen,
                  "unknown topology preset '%s' (presets: M2000, POD16, POD64, POD128, POD256)",
                  name ? name : "(null)");
         return -EINVAL;
     }
-    sim_topo_spec_defaults(&s);
-    sim_strlcpy(s.name, p->name, sizeof(s.name));
-    s.origin = p->name;
-    s.num_ipus = p->ipus;
-    s.ild_size = p->ild_size;
-    return sim_topo_build(&s, out, err, errlen);
+    sim_topo_spec_defaults(s);
+    sim_strlcpy(s->name, p->name, sizeof(s->name));
+    s->origin = p->name;
+    s->num_ipus = p->ipus;
+    s->ild_size = p->ild_size;
+    return 0;
+}
+
+int sim_topology_preset(const char *name, sim_topology_t **out, char *err, size_t errlen)
+{
+    struct sim_topo_spec s;
+    int rc = sim_topo_preset_spec(name, &s, err, errlen);
+
+    *out = NULL;
+    return rc != 0 ? rc : sim_topo_build(&s, out, err, errlen);
 }
 
 int sim_topology_open(const char *spec, sim_topology_t **out, char *err, size_t errlen)
@@ -95,6 +104,8 @@ int sim_topology_open(const char *spec, sim_topology_t **out, char *err, size_t 
         sim_errf(err, errlen, "empty topology: give a preset name or a topology file");
         return -EINVAL;
     }
+    if (strchr(spec, ',') != NULL)
+        return sim_topo_open_overrides(spec, out, err, errlen);
     if (find_preset(spec) != NULL)
         return sim_topology_preset(spec, out, err, errlen);
     rc = sim_topology_load(spec, out, err, errlen);
@@ -104,6 +115,11 @@ int sim_topology_open(const char *spec, sim_topology_t **out, char *err, size_t 
                  "and no such file",
                  spec);
     return rc;
+}
+
+const sim_cost_params_t *sim_topology_cost(const sim_topology_t *t)
+{
+    return &t->cost;
 }
 
 const char *sim_topology_smallest_preset(int num_ipus)

@@ -457,6 +457,7 @@ static void copy_params(struct sim_topology *t, const struct sim_topo_spec *s)
     t->gwlink_latency = s->gwlink_latency;
     t->sync_latency = s->sync_latency;
     t->gw_sync_latency = s->gw_sync_latency;
+    t->cost = s->cost;
 }
 
 int sim_topo_build(const struct sim_topo_spec *s, sim_topology_t **out, char *err, size_t errlen)

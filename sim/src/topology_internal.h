@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/ipu_cost.h"
 #include "sim/topology.h"
 
 #define SIM_TOPO_NAME_MAX  64
@@ -34,6 +35,7 @@ struct sim_topo_spec {
     sim_time_t ipulink_latency, gwlink_latency, sync_latency, gw_sync_latency;
     const struct sim_topo_link_spec *links;
     size_t num_links;
+    sim_cost_params_t cost; /* the IPU cost model and host feed constants (sim/params.h) */
 };
 
 struct sim_link {
@@ -50,6 +52,7 @@ struct sim_topology {
     enum sim_wiring wiring;
     uint64_t ipulink_bandwidth, gwlink_bandwidth;
     sim_time_t ipulink_latency, gwlink_latency, sync_latency, gw_sync_latency;
+    sim_cost_params_t cost;
     struct sim_link *links; /* 2 * edges directed links; 2e and 2e+1 are the two directions */
     int num_links;
     int *adj_start; /* CSR: out-links of node u are adj[adj_start[u] .. adj_start[u+1]) */
@@ -60,6 +63,13 @@ struct sim_topology {
 
 /* Fills S with the GC200 IPU-POD numbers (sources in topology.c) and no IPUs. */
 void sim_topo_spec_defaults(struct sim_topo_spec *s);
+
+/* Fills S with preset NAME (not built). Returns 0 or -EINVAL with the presets in ERR. */
+int sim_topo_preset_spec(const char *name, struct sim_topo_spec *s, char *err, size_t errlen);
+
+/* SPEC is "BASE,KEY=VALUE,...": a preset or file, then settings that replace its values
+ * (topology-file keys other than name, ipus, ild_size, wiring and link). Builds the result. */
+int sim_topo_open_overrides(const char *spec, sim_topology_t **out, char *err, size_t errlen);
 
 /* Validates S and builds the topology. Returns 0, -EINVAL with a one-line reason in ERR (starting
  * with S->origin, and the line when one is to blame), or -ENOMEM. */

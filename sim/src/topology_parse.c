@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/params.h"
 #include "sim_internal.h"
 #include "topology_internal.h"
 
@@ -57,10 +58,14 @@ static const struct key_def {
     [K_GW_SYNC_LAT] = {"gw_sync_latency_ns", 1, 1},
 };
 
+#define MAX_COST_KEYS 64
+
 struct parser {
     const char *path;
     int line;
-    int seen[NUM_KEYS]; /* line of the first occurrence, 0 if none */
+    int seen[NUM_KEYS];           /* line of the first occurrence, 0 if none */
+    int seen_cost[MAX_COST_KEYS]; /* the same for the cost model's keys (sim/params.h) */
+    int override;                 /* 1: "BASE,KEY=VALUE": replacing a value is allowed */
     struct sim_topo_spec spec;
     struct sim_topo_link_spec *links;
     size_t num_links, cap_links;
@@ -245,6 +250,41 @@ static int tokenize(char *line, char **tok)
     }
 }
 
+/* A cost-model key (sim/params.h): one decimal value with at most 3 fractional digits. */
+static int parse_cost_key(struct parser *p, char **tok, int n)
+{
+    const sim_param_info_t *info = sim_param_find(tok[0]);
+    size_t idx = 0;
+    uint64_t milli;
+    int rc;
+
+    if (info == NULL || info->topology) {
+        PERR(p, "unknown key '%.40s'", tok[0]);
+        return -EINVAL;
+    }
+    while (sim_param_get(idx) != info)
+        idx++;
+    if (n != 2) {
+        PERR(p, "%s takes 1 value (got %d)", info->key, n - 1);
+        return -EINVAL;
+    }
+    if (idx < MAX_COST_KEYS && p->seen_cost[idx] != 0 && !p->override) {
+        PERR(p, "%s is set twice (first on line %d)", info->key, p->seen_cost[idx]);
+        return -EINVAL;
+    }
+    if (idx < MAX_COST_KEYS)
+        p->seen_cost[idx] = p->line ? p->line : 1;
+    rc = parse_milli(p, info->key, tok[1], 0, 1000000000000000ULL, &milli);
+    if (rc != 0)
+        return rc;
+    rc = sim_cost_param_set_milli(&p->spec.cost, info->key, milli);
+    if (rc != 0) {
+        PERR(p, "%s is out of range (got %s)", info->key, tok[1]);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int parse_line(struct parser *p, char *line)
 {
     char *tok[MAX_TOKENS];
@@ -274,15 +314,14 @@ static int parse_line(struct parser *p, char *line)
                      n - 1);
             return -EINVAL;
         }
-        if (k != K_LINK && p->seen[k] != 0) {
+        if (k != K_LINK && p->seen[k] != 0 && !p->override) {
             PERR(p, "%s is set twice (first on line %d)", d->name, p->seen[k]);
             return -EINVAL;
         }
         p->seen[k] = p->line;
         return apply_key(p, (enum key)k, tok + 1, n - 1);
     }
-    PERR(p, "unknown key '%.40s'", tok[0]);
-    return -EINVAL;
+    return parse_cost_key(p, tok, n);
 }
 
 /* Reads one line into BUF (at most MAX_LINE_CHARS characters and a NUL). Returns 1 for a line,
@@ -351,11 +390,42 @@ static int finish(struct parser *p, sim_topology_t **out)
     return sim_topo_build(s, out, p->err, p->errlen);
 }
 
+/* Reads the file at P->path into P->spec. */
+static int parse_path(struct parser *p)
+{
+    char buf[MAX_LINE_CHARS + 1];
+    FILE *f;
+    int rc;
+
+    f = fopen(p->path, "r");
+    if (f == NULL) {
+        rc = -errno;
+        sim_errf(p->err, p->errlen, "cannot open topology file '%s': %s", p->path, strerror(-rc));
+        return rc;
+    }
+    sim_topo_spec_defaults(&p->spec);
+    p->spec.origin = p->path;
+    for (;;) {
+        p->line++;
+        rc = read_line(p, f, buf);
+        if (rc <= 0)
+            break;
+        if (p->line > MAX_LINES) {
+            PERR(p, "file longer than %d lines", MAX_LINES);
+            rc = -EINVAL;
+            break;
+        }
+        rc = parse_line(p, buf);
+        if (rc != 0)
+            break;
+    }
+    fclose(f);
+    return rc;
+}
+
 int sim_topology_load(const char *path, sim_topology_t **out, char *err, size_t errlen)
 {
     struct parser p = {.path = path, .err = err, .errlen = errlen};
-    char buf[MAX_LINE_CHARS + 1];
-    FILE *f;
     int rc;
 
     *out = NULL;
@@ -363,31 +433,85 @@ int sim_topology_load(const char *path, sim_topology_t **out, char *err, size_t 
         sim_errf(err, errlen, "no topology file given");
         return -EINVAL;
     }
-    f = fopen(path, "r");
-    if (f == NULL) {
-        rc = -errno;
-        sim_errf(err, errlen, "cannot open topology file '%s': %s", path, strerror(-rc));
-        return rc;
-    }
-    sim_topo_spec_defaults(&p.spec);
-    p.spec.origin = path;
-    for (;;) {
-        p.line++;
-        rc = read_line(&p, f, buf);
-        if (rc <= 0)
-            break;
-        if (p.line > MAX_LINES) {
-            PERR(&p, "file longer than %d lines", MAX_LINES);
-            rc = -EINVAL;
-            break;
-        }
-        rc = parse_line(&p, buf);
-        if (rc != 0)
-            break;
-    }
-    fclose(f);
+    rc = parse_path(&p);
     if (rc == 0)
         rc = finish(&p, out);
+    free(p.links);
+    return rc;
+}
+
+/* Applies the ","-separated KEY=VALUE settings of LIST to P->spec. */
+static int apply_overrides(struct parser *p, const char *spec, const char *list)
+{
+    static const char *const fixed[] = {"name", "ipus", "ild_size", "wiring", "link"};
+    char buf[MAX_LINE_CHARS + 1];
+    const char *at = list;
+
+    p->override = 1;
+    for (int i = 1; *at; i++) {
+        size_t n = strcspn(at, ",");
+        char *eq;
+
+        if (n == 0 || n > MAX_LINE_CHARS) {
+            sim_errf(p->err, p->errlen, "topology '%s': setting %d is empty or too long", spec, i);
+            return -EINVAL;
+        }
+        memcpy(buf, at, n);
+        buf[n] = '\0';
+        eq = strchr(buf, '=');
+        if (eq == NULL || strchr(buf, ' ') || strchr(buf, '#')) {
+            sim_errf(p->err, p->errlen, "topology '%s': '%s' is not KEY=VALUE", spec, buf);
+            return -EINVAL;
+        }
+        *eq = ' ';
+        for (size_t k = 0; k < sizeof(fixed) / sizeof(fixed[0]); k++) {
+            if (strncmp(buf, fixed[k], strlen(fixed[k])) == 0 && buf[strlen(fixed[k])] == ' ') {
+                sim_errf(p->err, p->errlen,
+                         "topology '%s': %s cannot be overridden (write a topology file)", spec,
+                         fixed[k]);
+                return -EINVAL;
+            }
+        }
+        p->line = i;
+        if (parse_line(p, buf) != 0)
+            return -EINVAL;
+        at += n + (at[n] == ',');
+    }
+    return 0;
+}
+
+int sim_topo_open_overrides(const char *spec, sim_topology_t **out, char *err, size_t errlen)
+{
+    char base[MAX_LINE_CHARS + 1];
+    size_t n = strcspn(spec, ",");
+    struct parser p = {.path = spec, .err = err, .errlen = errlen};
+    int rc, preset;
+
+    *out = NULL;
+    if (n == 0 || n > MAX_LINE_CHARS) {
+        sim_errf(err, errlen, "topology '%s': no preset or file before the first ','", spec);
+        return -EINVAL;
+    }
+    memcpy(base, spec, n);
+    base[n] = '\0';
+    preset = sim_topo_preset_spec(base, &p.spec, NULL, 0) == 0;
+    if (!preset) {
+        p.path = base;
+        rc = parse_path(&p);
+        if (rc == -ENOENT)
+            sim_errf(err, errlen,
+                     "unknown topology '%s': not a preset (M2000, POD16, POD64, "
+                     "POD128, POD256) and no such file",
+                     base);
+        if (rc != 0)
+            goto out_free;
+    }
+    p.path = spec;
+    rc = apply_overrides(&p, spec, spec + n + 1);
+    p.path = preset ? spec : base; /* a file's default name is its base name */
+    if (rc == 0)
+        rc = preset ? sim_topo_build(&p.spec, out, err, errlen) : finish(&p, out);
+out_free:
     free(p.links);
     return rc;
 }

@@ -36,7 +36,7 @@ struct sim_trace {
 
 const char *sim_activity_name(sim_activity_t a)
 {
-    static const char *const names[SIM_ACT_COUNT] = {"compute", "exchange", "sync", "idle"};
+    static const char *const names[SIM_ACT_COUNT] = {"compute", "exchange", "sync", "idle", "host"};
 
     if ((int)a < 0 || a >= SIM_ACT_COUNT)
         return "unknown";

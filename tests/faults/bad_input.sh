@@ -179,6 +179,7 @@ table=$(cat <<'EOF'
 2 | GCL_SHM_SLOTS | GCL_SHM_SLOTS=x BENCH all_reduce -e 4K
 2 | GCL_SHM_DIRECT_BYTES | GCL_SHM_DIRECT_BYTES=1K BENCH all_reduce -e 4K
 2 | GCL_SHM_CMA | GCL_SHM_CMA=2 BENCH all_reduce -e 4K
+2 | GCL_LOG_TIME | GCL_LOG_TIME=yes BENCH all_reduce -e 4K
 2 | GCL_DIRECT_MIN_BYTES | GCL_DIRECT_MIN_BYTES=-1 BENCH all_reduce -e 4K
 2 | GCL_MPI_CHUNK_BYTES | GCL_MPI_CHUNK_BYTES=0 BENCH all_reduce -e 4K
 2 | GCL_TRANSPORT | GCL_TRANSPORT=carrier-pigeon BENCH all_reduce -e 4K
@@ -192,6 +193,9 @@ table=$(cat <<'EOF'
 2 | GCL_SIM_REPORT | GCL_SIM_REPORT={x80}{x80}{x80}{x80} BENCH all_reduce -e 4K
 2 | GCL_SIM_TRACE | GCL_SIM_TRACE={x80}{x80}{x80}{x80} BENCH all_reduce -e 4K
 2 | GCL_SIM_TRACE_EVENTS | GCL_SIM_TRACE_EVENTS=0 BENCH all_reduce -e 4K
+2 | GCL_OPTIONS | GCL_OPTIONS={"method":"fastest"} BENCH all_reduce -e 4K
+2 | GCL_OPTIONS | GCL_OPTIONS=method=ring BENCH all_reduce -e 4K
+2 | GCL_OPTIONS | GCL_OPTIONS={"method":"ring" BENCH all_reduce -e 4K
 2 | GCL_ALLREDUCE_ALGO | GCL_ALLREDUCE_ALGO=nope BENCH all_reduce -e 4K
 2 | GCL_REDUCE_SCATTER_ALGO | GCL_REDUCE_SCATTER_ALGO=ring2 BENCH reduce_scatter -e 4K
 2 | GCL_ALLGATHER_ALGO | GCL_ALLGATHER_ALGO= BENCH all_gather -e 4K
@@ -199,6 +203,14 @@ table=$(cat <<'EOF'
 2 | GCL_ALLTOALL_ALGO | GCL_ALLTOALL_ALGO=x BENCH all_to_all -e 4K
 2 | GCL_BARRIER_ALGO | GCL_BARRIER_ALGO=butterfly BENCH barrier -e 4K
 2 | GCL_TIMEOUT_S | GCL_TIMEOUT_S=abc TRAIN --epochs 1
+2 | GCL_FAULT_INJECT | GCL_FAULT_INJECT=bad:1 BENCH all_reduce -e 4K
+2 | GCL_FAULT_INJECT | GCL_FAULT_INJECT=alloc:0 BENCH all_reduce -e 4K
+2 | GCL_FAULT_INJECT | GCL_FAULT_INJECT=alloc:3,alloc:4 BENCH all_reduce -e 4K
+2 | GCL_FAULT_INJECT | GCL_FAULT_INJECT=post:1@ BENCH all_reduce -e 4K
+2 | GCL_NUM_LOCAL_REPLICAS | GCL_NUM_LOCAL_REPLICAS=0 BENCH all_reduce -e 4K
+2 | GCL_IPUS_PER_REPLICA | GCL_IPUS_PER_REPLICA=abc BENCH all_reduce -e 4K
+2 | GCL_HEARTBEAT_S | GCL_HEARTBEAT_S=-1 BENCH all_reduce -e 4K
+2 | GCL_PEER_TIMEOUT_S | GCL_PEER_TIMEOUT_S=1e10 BENCH all_reduce -e 4K
 # ---- poprun: what tests/unit/poprun/cli.sh lacks
 2 | unknown-key.topo:2: | POPRUN --topology DATA/topo/unknown-key.topo BENCH all_reduce
 2 | binary.topo:1: | POPRUN --topology DATA/topo/binary.topo BENCH all_reduce

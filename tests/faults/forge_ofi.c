@@ -28,7 +28,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "internal.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
+#include "sig.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
 #include "wire.h"
 
 enum { MAX_INFLIGHT = 64 };
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
             m->sig.gkind = 0;
             m->sig.gsize = 4;
             m->sig.root = -1;
-            m->sig.reserved = 0;
+            m->sig.listhash = 0;
             m->sig.count = 64;
             uint64_t tag = tag_of(comm, seq, posted % 2, (posted / 2) % 2);
             ssize_t s = fi_tsend(ep, m, sizeof *m, NULL, peer, tag, &ctx[posted]);

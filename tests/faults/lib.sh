@@ -28,7 +28,19 @@ faults_cleanup() {
   for p in $(marked_pids); do kill -9 "$p" 2>/dev/null || true; done
   for p in "${FAULTS_BG[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  [ -n "${FT:-}" ] && rm -rf "$FT"
+  # A killed process may still be writing into $FT (an OpenMPI daemon's session files) until
+  # the kernel has reaped it, and rm -rf then fails on a directory that is not empty yet: try
+  # again for up to 2 s. A directory that survives that fails the test.
+  local try
+  for try in $(seq 20); do
+    [ -n "${FT:-}" ] && [ -e "$FT" ] || break
+    rm -rf "$FT" 2>/dev/null && break
+    sleep 0.1
+  done
+  if [ -n "${FT:-}" ] && [ -e "$FT" ]; then
+    echo "FAIL ($FAULTS_NAME): cannot remove $FT" >&2
+    [ "$rc" -ne 0 ] || rc=1
+  fi
   exit "$rc"
 }
 
@@ -85,16 +97,29 @@ now_ms() {
   date +%s%3N
 }
 
-# snapshot FILE: what /dev/shm and the OpenMPI session directories hold now.
+# snapshot FILE: what /dev/shm and the OpenMPI session directories hold now. Other jobs' entries
+# come and go meanwhile: the globs read each directory once, and an entry gone by the time it
+# is listed is simply not there (ls on a vanished name failed, and under pipefail the caller
+# exited with status 2 and no word). $FAULTS_OMPI_ROOT (default /tmp) is where the ompi.*
+# session directories are looked for (tests/faults/snapshot_race.sh points it elsewhere).
 snapshot() {
-  { ls -1 /dev/shm 2>/dev/null | sed 's|^|shm |'
-    ls -1d /tmp/ompi.*/* 2>/dev/null | sed 's|^|ompi |'; } | sort >"$1"
+  local f
+  {
+    for f in /dev/shm/*; do
+      if [ -e "$f" ]; then echo "shm ${f#/dev/shm/}"; fi
+    done
+    for f in "${FAULTS_OMPI_ROOT:-/tmp}"/ompi.*/*; do
+      if [ -e "$f" ]; then echo "ompi $f"; fi
+    done
+  } | sort >"$1"
 }
 
 # held NAME: whether a live process maps /dev/shm/NAME or has it open.
 held() {
   grep -qsF -- "/dev/shm/$1" /proc/[0-9]*/maps 2>/dev/null && return 0
-  find /proc/[0-9]*/fd -lname "/dev/shm/$1*" 2>/dev/null | grep -q .
+  # find fails on processes that exit while it looks (and grep -q may close the pipe early):
+  # only what it prints counts.
+  { find /proc/[0-9]*/fd -lname "/dev/shm/$1*" 2>/dev/null || true; } | grep -q .
 }
 
 # leaks BEFORE: prints every entry that appeared since the snapshot BEFORE and that nobody holds

@@ -39,7 +39,8 @@ is_gap() { # is_gap COLLECTIVE ARGUMENT [KIND]: a line "TRANSPORT COLLECTIVE ARG
 # GCL_ERR_MISMATCH from the next call), "empty" (GCL_ERR_MISMATCH without a text),
 # "timeout" (GCL_ERR_TIMEOUT, with perhaps empty texts, GCL_ERR_PEER_FAILED of replicas whose
 # peer gave up after its timeout, and a broadcast's GCL_OK with the right data whose next call
-# timed out), or "other".
+# timed out), "left" (GCL_OK and the right output, then GCL_ERR_PEER_FAILED from the next call:
+# the odd replica returned from its program before its mismatch reached this one), or "other".
 shortfall() {
   local lines timeout='GCL_ERR_TIMEOUT (failed)\|(correct).*its next call: .*(GCL_TIMEOUT_S)'
   lines=$(grep -h "faults-mismatch $coll $arg: replica" "$out" | grep -v '(passed)' || true)
@@ -47,6 +48,8 @@ shortfall() {
     echo empty
   elif ! grep -qv '(next)\|(empty)' <<<"$lines"; then
     echo next
+  elif ! grep -qv '(correct).*its next call: .*returned from its program' <<<"$lines"; then
+    echo left
   elif grep -q "$timeout" <<<"$lines" &&
        ! grep -v "$timeout" <<<"$lines" | grep -qv '(empty)\|GCL_ERR_PEER_FAILED (failed)'; then
     echo timeout
@@ -92,6 +95,7 @@ for coll in ${colls//,/ }; do
          kind=$(shortfall) && { { [ "$kind" = empty ] && is_gap any any empty; } ||
                                 { [ "$kind" = next ] && is_gap "$coll" "$arg" next; } ||
                                 { [ "$kind" = timeout ] && is_gap "$coll" "$arg" timeout; } ||
+                                { [ "$kind" = left ] && is_gap "$coll" "$arg" left; } ||
                                 is_gap "$coll" "$arg"; }; then
       echo "gap   $coll $arg (${ms} ms; safe, but not every replica named the mismatch: $kind):"
       grep -h "faults-mismatch $coll $arg: replica" "$out" | grep -v '(passed)' | sed 's/^/      /'

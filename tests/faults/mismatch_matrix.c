@@ -300,7 +300,7 @@ int main(int argc, char **argv)
     }
     const char *allow = getenv("FAULTS_MISMATCH_ALLOW_TIMEOUT");
     job_t j = {.coll = argv[1], .arg = argv[2], .allow_timeout = allow && !strcmp(allow, "1")};
-    gcl_config_t cfg = {4, 1};
+    gcl_config_t cfg = {.num_replicas = 4, .ipus_per_replica = 1};
     gcl_instance_t inst;
     if (gcl_init(&cfg, &inst) != GCL_OK)
         return 1;

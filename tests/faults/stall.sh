@@ -14,6 +14,12 @@
 #             the late replica would have woken.
 #   mpi       as warn, over GCL_TRANSPORT=mpi, with a barrier.
 #   single    as warn, one instance of 4 replicas without poprun: "instance 0".
+#   poll_never, poll_returned, poll_killed: the others poll gcl_test (GCL_TIMEOUT_S=5) while
+#             replica 3 never calls (30 s late), returns from its program without the call, or
+#             has its instance killed (kill -9, 1 s after the others entered the call). Each
+#             polling replica of instance 0 ends its loop within GCL_TIMEOUT_S + 1 s with
+#             GCL_ERR_TIMEOUT naming replica 3, GCL_ERR_PEER_FAILED saying it returned, or
+#             GCL_ERR_PEER_FAILED naming instance 1 as gone (or GCL_ERR_ABORTED after a sibling).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -35,6 +41,26 @@ case $case in
           "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 3 barrier >"$out" 2>&1 ||
           status=$? ;;
   single) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=60 "$prog" 3 3 >"$out" 2>&1 || status=$? ;;
+  poll_never | poll_returned)
+    late=30
+    [ "$case" = poll_returned ] && late=return
+    marked env GCL_TIMEOUT_S=5 GCL_LOG_LEVEL=info GCL_LOG_SUBSYS=init \
+      "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 "$late" poll >"$out" 2>&1 ||
+      status=$? ;;
+  poll_killed)
+    marked env GCL_TIMEOUT_S=5 GCL_LOG_LEVEL=info GCL_LOG_SUBSYS=init \
+      "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 30 poll >"$out" 2>&1 &
+    job=$!
+    FAULTS_BG+=("$job")
+    for _ in $(seq 600); do
+      [ "$(grep -c 'GCL INFO init: instance [0-9]* of' "$out")" -eq 2 ] && break
+      sleep 0.1
+    done
+    sleep 1
+    victim=$(instance_pid 1 faults-stall)
+    [ -n "$victim" ] || { cat "$out"; fail "no program process of instance 1"; }
+    kill -9 "$victim"
+    wait "$job" || status=$? ;;
   *) fail "unknown case $case" ;;
 esac
 elapsed=$(($(now_ms) - t0))
@@ -53,7 +79,7 @@ case $case in
       [ "$(warned "$r" | wc -l)" -eq 1 ] || fail "replica $r did not warn exactly once naming $who"
     done
     warned 3 >/dev/null && fail "the late replica itself warned"
-    [ "$(grep -c 'faults-stall: replica [0-3]: GCL_OK' "$out")" -eq 4 ] ||
+    [ "$(grep -c 'faults-stall: replica [0-3]: GCL_OK after' "$out")" -eq 4 ] ||
       fail "not every replica completed the call"
     ;;
   quiet)
@@ -64,17 +90,42 @@ case $case in
     [ "$status" -ne 0 ] || fail "the job exited 0 although it timed out"
     grep -Eq '^poprun: instance [01] \(host [^)]*\) (exited with status [1-9]|was killed)' "$out" ||
       fail "poprun did not name a failed instance"
-    # Each waiting replica times out naming the late one, unless another IPU of its own
-    # instance timed out first: then gcl_run aborts it (GCL_ERR_ABORTED), by design. Each
-    # instance has at least one replica that timed out (instance 0: replicas 0-1; 1: 2).
-    timed_out() { grep -Eq "faults-stall: replica $1: GCL_ERR_TIMEOUT: .*no progress for [0-9.]+ s \(GCL_TIMEOUT_S\); not in this call yet: $who" "$out"; }
+    # Each waiting replica times out naming the late one, unless another replica timed out
+    # first: then it fails with that replica's failure (GCL_ERR_PEER_FAILED quoting its
+    # timeout), or gcl_run aborts it when that replica is of its own instance (GCL_ERR_ABORTED),
+    # by design. At least one replica timed out itself.
+    stalled="no progress for [0-9.]+ s \(GCL_TIMEOUT_S\); not in this call yet: $who"
+    timed_out() { grep -Eq "faults-stall: replica $1: GCL_ERR_TIMEOUT after [0-9.]+ s: .*$stalled" "$out"; }
     for r in 0 1 2; do
-      timed_out "$r" || grep -q "faults-stall: replica $r: GCL_ERR_ABORTED: .*another IPU of this instance failed" "$out" ||
-        fail "replica $r neither failed with GCL_ERR_TIMEOUT naming $who nor was aborted"
+      timed_out "$r" ||
+        grep -Eq "faults-stall: replica $r: GCL_ERR_PEER_FAILED after [0-9.]+ s: .*failed: .*$stalled" "$out" ||
+        grep -q "faults-stall: replica $r: GCL_ERR_ABORTED after [0-9.]* s: .*another IPU of this instance failed" "$out" ||
+        fail "replica $r neither failed with GCL_ERR_TIMEOUT naming $who (itself or quoted) nor was aborted"
     done
-    timed_out 0 || timed_out 1 || fail "no replica of instance 0 timed out naming $who"
-    timed_out 2 || fail "replica 2 did not time out naming $who"
+    timed_out 0 || timed_out 1 || timed_out 2 || fail "no replica timed out naming $who"
     [ "$elapsed" -lt 20000 ] || fail "the job took $elapsed ms: the timeout did not end it"
+    ;;
+  poll_*)
+    [ "$status" -ne 0 ] || fail "the job exited 0, although replica 3 never made the call"
+    case $case in
+      poll_never) want="GCL_ERR_(TIMEOUT|PEER_FAILED) after ([0-9.]+) s: .*no progress for [0-9.]+ s \(GCL_TIMEOUT_S\); not in this call yet: $who" ;;
+      poll_returned) want="GCL_ERR_(PEER_FAILED) after ([0-9.]+) s: .*$who returned from its program without making this call" ;;
+      poll_killed) want="GCL_ERR_(PEER_FAILED) after ([0-9.]+) s: .*replica [23] \(instance 1 on host [^,]*, pid [0-9]+\)( is gone| failed)" ;;
+    esac
+    ended=0
+    for r in 0 1; do
+      line=$(grep -E "^\[instance 0\] faults-stall: replica $r: " "$out" || true)
+      if grep -Eq "GCL_ERR_ABORTED after [0-9.]+ s: .*another IPU of this instance failed" <<<"$line"; then
+        continue
+      fi
+      [[ $line =~ $want ]] || fail "replica $r did not end as expected: ${line:-no line}"
+      s=${BASH_REMATCH[2]}
+      # Within GCL_TIMEOUT_S + 1 s of entering the call (poll_killed: of the kill, 1 s in).
+      awk -v s="$s" 'BEGIN { exit !(s <= 6.0) }' ||
+        fail "replica $r polled for $s s, past GCL_TIMEOUT_S + 1 s"
+      ended=$((ended + 1))
+    done
+    [ "$ended" -ge 1 ] || fail "no replica of instance 0 ended its loop itself"
     ;;
 esac
 pass "$case: as expected in $elapsed ms"

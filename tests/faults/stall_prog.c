@@ -3,10 +3,13 @@
  * COLLECTIVE (all_reduce by default; or barrier, broadcast, all_to_all), while every other
  * replica is already waiting in it. What the others see is up to GCL_STALL_WARN_S (a warning
  * that names the late replica and its instance) and GCL_TIMEOUT_S (GCL_ERR_TIMEOUT naming it).
- * Public API only.
+ * COLLECTIVE "poll" is an all_reduce started with gcl_all_reduce_start and polled with gcl_test
+ * every millisecond; with it, SECONDS "return" makes replica LATE return from its program
+ * without the call. Public API only.
  *
- * Each replica prints "faults-stall: replica R: STATUS: error text". Exit status 0 when every
- * local replica returned GCL_OK, 1 otherwise, 2 for a usage error.
+ * Each replica prints "faults-stall: replica R: STATUS after S.SS s: error text", S the time in
+ * the call. Exit status 0 when every local replica returned GCL_OK, 1 otherwise, 2 for a usage
+ * error.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,6 +25,28 @@ typedef struct {
     const char *coll;
     atomic_int failed;
 } job_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The all_reduce by polling gcl_test, as a program that computes between its looks would. */
+static gcl_status_t poll_all_reduce(gcl_comm_t comm, float *buf)
+{
+    gcl_request_t req;
+    gcl_status_t rc = gcl_all_reduce_start(comm, buf, buf, 256, GCL_F32, GCL_SUM, &req);
+    for (int done = 0; rc == GCL_OK && !done;) {
+        rc = gcl_test(req, &done);
+        if (!done) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    return rc;
+}
 
 static void sleep_s(double s)
 {
@@ -42,10 +67,19 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
         gcl_comm_destroy(comm);
         return GCL_ERR_NO_HOST_MEMORY;
     }
-    if (gcl_ctx_replica(ctx) == j->late)
+    if (gcl_ctx_replica(ctx) == j->late) {
+        if (j->seconds < 0) { /* "return": leaves without the call */
+            free(buf);
+            gcl_comm_destroy(comm);
+            return GCL_OK;
+        }
         sleep_s(j->seconds);
+    }
     gcl_status_t rc;
-    if (!strcmp(j->coll, "barrier"))
+    double t0 = now_s();
+    if (!strcmp(j->coll, "poll"))
+        rc = poll_all_reduce(comm, buf);
+    else if (!strcmp(j->coll, "barrier"))
         rc = gcl_barrier(comm);
     else if (!strcmp(j->coll, "broadcast"))
         rc = gcl_broadcast(comm, buf, buf, 256, GCL_F32, 0);
@@ -53,8 +87,8 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
         rc = gcl_all_to_all(comm, buf, buf, 256, GCL_F32);
     else
         rc = gcl_all_reduce(comm, buf, buf, 256, GCL_F32, GCL_SUM);
-    printf("faults-stall: replica %d: %s: %s\n", gcl_ctx_replica(ctx), gcl_status_name(rc),
-           gcl_last_error(comm));
+    printf("faults-stall: replica %d: %s after %.2f s: %s\n", gcl_ctx_replica(ctx),
+           gcl_status_name(rc), now_s() - t0, gcl_last_error(comm));
     fflush(stdout);
     atomic_fetch_add(&j->failed, rc != GCL_OK);
     free(buf);
@@ -68,12 +102,13 @@ int main(int argc, char **argv)
 {
     char *end = NULL;
     job_t j = {.late = argc >= 3 ? atoi(argv[1]) : -1, .coll = argc == 4 ? argv[3] : "all_reduce"};
-    j.seconds = argc >= 3 ? strtod(argv[2], &end) : -1;
-    if (argc < 3 || argc > 4 || !end || *end || j.seconds < 0 || j.seconds > 3600) {
-        fprintf(stderr, "usage: faults-stall LATE_REPLICA SECONDS [COLLECTIVE]\n");
+    int leaves = argc >= 3 && !strcmp(argv[2], "return") && !strcmp(j.coll, "poll");
+    j.seconds = leaves ? -1 : argc >= 3 ? strtod(argv[2], &end) : -1;
+    if (argc < 3 || argc > 4 || (!leaves && (!end || *end || j.seconds < 0 || j.seconds > 3600))) {
+        fprintf(stderr, "usage: faults-stall LATE_REPLICA SECONDS|return [COLLECTIVE|poll]\n");
         return 2;
     }
-    gcl_config_t cfg = {4, 1};
+    gcl_config_t cfg = {.num_replicas = 4, .ipus_per_replica = 1};
     gcl_instance_t inst;
     if (gcl_init(&cfg, &inst) != GCL_OK)
         return 1;

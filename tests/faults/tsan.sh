@@ -7,12 +7,17 @@
 # libfabric is exercised and no suppression is needed.
 #
 #   test_gcl_basics, test_gcl_allreduce, test_gcl_sim    the unit tests of libgcl
+#   test_gcl_log                                         8 threads' first log lines at once
+#   test_gcl_preempt                                     SIGTERM and gcl_preempt_agree
 #   allreduce-check --replicas 6                         every group, type and operator
+#   allreduce-check, GCL_LOG_LEVEL=trace                 the same with every log line on
 #   faults-mismatch (4 replicas)                         mismatched calls, aborts and poison
 #   faults-stall single (4 replicas)                     a stalled replica, a warning, a wait
 #
 # Any report fails (this suite found one: gcl_poison_group wrote a peer's poison text while
-# the peer read it in gcl_poisoned, gcl/src/request.c; fixed in c140842). No suppressions.
+# the peer read it in gcl_poisoned, gcl/src/request.c; fixed in c140842; and the log prefix's
+# host name was written by each thread's first line while others read it, gcl/src/log.c). No
+# suppressions.
 # The runs go without address-space randomisation (setarch -R): ThreadSanitizer's fixed
 # memory layout leaves no room, in some random layouts, for the 1 TiB that phantom mode
 # reserves (gcl/src/simglue.c), and gcl_init would fail with "out of host memory".
@@ -37,7 +42,7 @@ CC=$cc cmake -S "$src" -B "$out" -DGCL_WERROR=1 -DGCL_SANITIZE=thread -DCMAKE_BU
   { cat "$probe/configure.log"; exit 1; }
 echo "== tsan: building"
 cmake --build "$out" -j "$(nproc)" --target test_gcl_basics test_gcl_allreduce test_gcl_sim \
-  allreduce-check faults-mismatch faults-stall >"$probe/build.log" 2>&1 ||
+  test_gcl_log test_gcl_preempt allreduce-check faults-mismatch faults-stall >"$probe/build.log" 2>&1 ||
   { tail -50 "$probe/build.log"; exit 1; }
 
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
@@ -65,7 +70,11 @@ run() { # run NAME COMMAND...
 run test_gcl_basics "$out/tests/test_gcl_basics"
 run test_gcl_allreduce "$out/tests/test_gcl_allreduce"
 run test_gcl_sim "$out/tests/test_gcl_sim"
+run test_gcl_log "$out/tests/test_gcl_log"
+run test_gcl_preempt "$out/tests/test_gcl_preempt"
 run allreduce-check "$out/bin/allreduce-check" --replicas 6 --sizes 0,4,68,1K,100K
+run "allreduce-check logging" env GCL_LOG_LEVEL=trace GCL_LOG_SUBSYS=all \
+  "$out/bin/allreduce-check" --replicas 4 --sizes 4,1K
 for c in "all_reduce count" "all_reduce op_direct" "reduce_scatter type" "all_gather group" \
          "all_to_all algorithm" "barrier collective"; do
   # shellcheck disable=SC2086 # two words

@@ -253,7 +253,7 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
 int main(int argc, char **argv)
 {
     job_t j = {0};
-    gcl_config_t cfg = {4, 1};
+    gcl_config_t cfg = {.num_replicas = 4, .ipus_per_replica = 1};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             j.quick = 1;

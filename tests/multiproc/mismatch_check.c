@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         return 2;
     }
     job_t j = {.kind = argv[1]};
-    gcl_config_t cfg = {4, 1};
+    gcl_config_t cfg = {.num_replicas = 4, .ipus_per_replica = 1};
     gcl_instance_t inst;
     if (gcl_init(&cfg, &inst) != GCL_OK)
         return 1;

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # simstep_check.sh POPRUN SIM_STEP
 #
-# sim-step on its own:
-#  1. a step whose simulated time is known exactly (one IPU: 3 ms of compute, nothing else);
-#  2. determinism: a pipelined, data-parallel job over two instances, run twice, gives bitwise
-#     the same JSON result (step time, split, memory);
-#  3. a model that does not fit an IPU's SRAM fails with the simulator's out-of-memory message;
-#  4. bad options: exit status 2 and exactly one line on stderr, naming the option.
+# sim-step, the layer-level simulated pod, end to end:
+#  1. the two calibration points (MLPerf Training v1.1 IPU-POD16) land within 5% of their
+#     published figures with the defaults;
+#  2. a step's time is the sum of its layers: one more micro-batch on one IPU adds exactly one
+#     forward, backward and recomputation of every layer;
+#  3. the pipeline bubble of equal stages matches (K-1)/(A+K-1), for gpipe and 1f1b, and gpipe
+#     stashes more;
+#  4. determinism: a pipelined, data-parallel job over two instances, run twice, gives bitwise
+#     the same JSON, and the same figures as the job in one process;
+#  5. the host feed: a slow host sets the step and shows as host wait;
+#  6. time to train, --dump-model round trip, --sensitivity;
+#  7. memory: BERT-Large on one IPU fails naming the stage, the layer, the bytes and the smallest
+#     stage count that fits;
+#  8. bad model files and bad options: exit status 2 and exactly one line on stderr.
 set -euo pipefail
 poprun=$1 simstep=$2
 dir=$(mktemp -d)
@@ -15,50 +23,156 @@ fail() {
   echo "FAILED: $*" >&2
   exit 1
 }
+json() { # FILE EXPR: prints EXPR evaluated over the JSON object j
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
+}
 
-# 1. 250 GFLOP forward at the f16 peak of 250 TFLOPS is 1 ms; backward is 2 ms; one replica has
-#    nothing to all-reduce and one stage nothing to send.
-"$simstep" --params 1000 --flops-per-sample 250G --micro-batch 1 --gradient-accumulation 1 \
-  --json "$dir/one.json" >/dev/null
-python3 - "$dir/one.json" <<'PY'
+# 1. Calibration: 29,543 images/s and 1,524 sequences/s.
+"$simstep" --model resnet50 --replicas 16 --topology POD16 --micro-batch 20 \
+  --gradient-accumulation 10 --json "$dir/rn50.json" >/dev/null
+"$simstep" --model bert-large --replicas 4 --stages 4 --micro-batch 4 \
+  --gradient-accumulation 192 --sequence-length 512 --topology POD16 --json "$dir/bert.json" \
+  >/dev/null
+python3 - "$dir/rn50.json" "$dir/bert.json" <<'PY'
 import json, sys
-j = json.load(open(sys.argv[1]))
-assert j["step_time_us"] == 3000.0, j
-assert j["compute_us"] == 3000.0 and j["exchange_us"] == 0 and j["idle_us"] == 0, j
-assert abs(j["samples_per_s"] - 1000 / 3) < 1e-3 and j["dominant"] == "compute", j
-assert j["peak_memory_bytes"] == 4000, j   # 1000 f16 weights + 1000 f16 gradients
-print("exact one-IPU step: 3000 us")
+rn, bert = (json.load(open(p)) for p in sys.argv[1:3])
+assert rn["global_batch"] == 3200 and bert["global_batch"] == 3072, (rn, bert)
+assert abs(rn["samples_per_s"] / 29543 - 1) < 0.05, rn["samples_per_s"]
+assert abs(bert["samples_per_s"] / 1524 - 1) < 0.05, bert["samples_per_s"]
+# The parts add up to the step; every stage fits its IPU.
+for j in (rn, bert):
+    parts = sum(j[k] for k in ("compute_us", "exchange_us", "sync_us", "idle_us", "host_wait_us"))
+    assert abs(parts - j["step_time_us"]) < 1e-3 * j["step_time_us"], j
+    assert all(s["memory_headroom_bytes"] >= 0 for s in j["per_stage"]), j["per_stage"]
+# BERT's embedding alone on stage 0, as Graphcore's MLPerf runs place it.
+assert bert["per_stage"][0]["last_layer"] == 5 and len(bert["per_stage"]) == 4, bert["per_stage"]
+print("calibration: ResNet-50 %.0f images/s (29,543), BERT-Large %.1f sequences/s (1,524)"
+      % (rn["samples_per_s"], bert["samples_per_s"]))
 PY
 
-# 2. The same job twice.
-job=(--num-replicas 4 --ipus-per-replica 2 --num-instances 2 --offline-mode --topology POD16
-     "$simstep" --model bert-large --gradient-accumulation 4 --steps 2)
+# 2. One IPU: accumulation 3 against 1 adds two micro-batches of every layer's passes.
+cat >"$dir/mlp.model" <<'EOF'
+gcl-model 1
+name mlp
+optimizer sgd
+layer matmul name=fc1 in=4096 out=4096 bias=1 input_grad=0
+layer elementwise name=relu values=4096
+layer matmul name=fc2 in=4096 out=4096 bias=1
+EOF
+for a in 1 3; do
+  "$simstep" --model "$dir/mlp.model" --micro-batch 64 --gradient-accumulation $a \
+    --json "$dir/mlp$a.json" >/dev/null
+done
+python3 - "$dir/mlp1.json" "$dir/mlp3.json" <<'PY'
+import json, sys
+one, three = (json.load(open(p)) for p in sys.argv[1:3])
+s = three["per_stage"][0]
+per = s["fwd_us"] + s["bwd_us"] + s["recompute_us"]
+assert s["recompute_us"] == 0 and per > 0, s
+assert abs((three["step_time_us"] - one["step_time_us"]) - 2 * per) < 1e-5, (one, three)
+assert three["idle_us"] == 0 and three["host_wait_us"] == 0, three
+print("a step is the sum of its layers: %.3f us per micro-batch" % per)
+PY
+
+# 3. Four equal stages (a wide product between two narrow ones, so that what crosses a stage
+#    boundary is small): the bubble is (K-1)/(A+K-1) = 3/11 for both schedules.
+{
+  echo "gcl-model 1"
+  echo "optimizer sgd"
+  for i in 0 1 2 3; do
+    echo "layer matmul name=up$i in=64 out=4096"
+    echo "layer matmul name=mid$i in=4096 out=4096"
+    echo "layer matmul name=down$i in=4096 out=64"
+  done
+} >"$dir/eq.model"
+for sched in gpipe 1f1b; do
+  "$simstep" --model "$dir/eq.model" --stages 4 --pipeline-splits up1,up2,up3 --schedule $sched \
+    --micro-batch 64 --gradient-accumulation 8 --topology POD16 --json "$dir/eq-$sched.json" \
+    >/dev/null
+done
+python3 - "$dir/eq-gpipe.json" "$dir/eq-1f1b.json" <<'PY'
+import json, sys
+g, f = (json.load(open(p)) for p in sys.argv[1:3])
+for j in (g, f):
+    assert abs(j["bubble_formula"] - 3 / 11) < 1e-6, j["bubble_formula"]
+    assert abs(j["bubble_fraction"] / j["bubble_formula"] - 1) < 0.05, j
+assert abs(g["step_time_us"] / f["step_time_us"] - 1) < 0.01, (g["step_time_us"], f["step_time_us"])
+# gpipe holds all 8 micro-batches on stage 0, 1f1b at most 4.
+assert g["per_stage"][0]["in_flight"] == 8 and f["per_stage"][0]["in_flight"] == 4
+assert g["per_stage"][0]["plan_memory"]["stash"] == 2 * f["per_stage"][0]["plan_memory"]["stash"]
+print("bubble: gpipe %.4f, 1f1b %.4f, formula %.4f" % (g["bubble_fraction"], f["bubble_fraction"],
+                                                      f["bubble_formula"]))
+PY
+
+# 4. The same job twice over two instances, and in one process.
+job=(--num-replicas 4 --ipus-per-replica 4 --num-instances 2 --offline-mode --topology POD16
+     "$simstep" --model bert-large --gradient-accumulation 8 --steps 2)
 "$poprun" "${job[@]}" --json "$dir/a.json" >/dev/null
 "$poprun" "${job[@]}" --json "$dir/b.json" >/dev/null
 cmp "$dir/a.json" "$dir/b.json" || fail "two runs of one job differ"
-python3 - "$dir/a.json" <<'PY'
+"$simstep" --model bert-large --replicas 4 --stages 4 --gradient-accumulation 8 --topology POD16 \
+  --json "$dir/c.json" >/dev/null
+python3 - "$dir/a.json" "$dir/c.json" <<'PY'
 import json, sys
-j = json.load(open(sys.argv[1]))
-assert j["replicas"] == 4 and j["stages"] == 2 and j["ipus"] == 8 and j["instances"] == 2, j
-assert j["global_batch"] == 4 * 8 * 4 and j["grad_bytes_per_ipu"] == 170000000 * 2, j
-parts = j["compute_us"] + j["exchange_us"] + j["sync_us"] + j["idle_us"]
-assert 0 < parts <= j["step_time_us"] * (1 + 1e-9), j
-# Two stages over four micro-batches: the pipeline leaves each stage idle for about one
-# micro-batch's forward and backward of every step, a quarter of its compute.
-assert 0.9 * j["compute_us"] / 4 <= j["idle_us"] <= 1.5 * j["compute_us"] / 4, j
-assert j["exchange_us"] > 0 and j["allreduce_us"] > 0, j
-print("deterministic: step", j["step_time_us"], "us")
+a, c = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["replicas"] == 4 and a["stages"] == 4 and a["ipus"] == 16 and a["instances"] == 2, a
+assert a["exchange_us"] > 0 and a["allreduce_us"] > 0, a
+for k in ("step_time_us", "compute_us", "exchange_us", "sync_us", "idle_us", "allreduce_us"):
+    assert a[k] == c[k], (k, a[k], c[k])
+print("deterministic: step", a["step_time_us"], "us, the same over 1 and 2 instances")
 PY
 
-# 3. One stage of BERT-Large in f32: 1.36 GB of weights alone.
+# 5. A host that prepares 10,000 images/s feeds 3,200 a step: 320 ms, mostly host wait.
+"$simstep" --model resnet50 --replicas 16 --topology POD16 --host-samples-per-s 10000 \
+  --json "$dir/host.json" >/dev/null
+python3 - "$dir/host.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert abs(j["step_time_us"] / 320000 - 1) < 0.01, j["step_time_us"]
+assert j["host_wait_us"] > 0.5 * j["step_time_us"] and j["dominant"] == "host", j
+PY
+
+# 6. Time to train; the dumped model is the built-in one; the sensitivity table.
+"$simstep" --model resnet50 --replicas 16 --topology POD16 --epochs 2 --run-overhead-s 100 \
+  --json "$dir/ttt.json" >/dev/null
+python3 - "$dir/ttt.json" <<'PY'
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+steps = math.ceil(2 * 1281167 / 3200)
+assert abs(j["time_to_train_s"] - (steps * j["step_time_us"] / 1e6 + 100)) < 1e-3, j
+PY
+"$simstep" --model resnet50 --dump-model >"$dir/rn50.model"
+"$simstep" --model "$dir/rn50.model" --replicas 16 --topology POD16 --micro-batch 20 \
+  --gradient-accumulation 10 --json "$dir/rn50-file.json" >/dev/null
+[ "$(json "$dir/rn50-file.json" 'j["step_time_us"]')" = "$(json "$dir/rn50.json" 'j["step_time_us"]')" ] ||
+  fail "the dumped ResNet-50 model file does not simulate like the built-in one"
+"$simstep" --model "$dir/mlp.model" --replicas 4 --topology POD16 --micro-batch 64 \
+  --sensitivity --json "$dir/sens.json" >"$dir/sens.txt"
+grep -q "^sensitivity: step time" "$dir/sens.txt" || fail "--sensitivity printed no table"
+python3 - "$dir/sens.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = {r["key"]: r for r in j["sensitivity"]}
+t = j["step_time_us"]
+amp = rows["amp_efficiency"]
+assert amp["kind"] == "fitted" and amp["half_step_us"] > t > amp["double_step_us"] > 0, amp
+assert rows["ipulink_latency_ns"]["double_step_us"] >= t, rows["ipulink_latency_ns"]
+assert "amp_k_group_f32" not in rows  # no f32 layer: not rerun
+PY
+
+# 7. BERT-Large does not fit one IPU.
 set +e
-msg=$("$simstep" --model bert-large --compute-type f32 2>&1 >/dev/null)
+msg=$("$simstep" --model bert-large --stages 1 2>&1 >/dev/null)
 rc=$?
 set -e
 [ $rc -eq 1 ] || fail "out of memory: exit status $rc, expected 1"
-grep -q "out of simulated IPU memory" <<<"$msg" || fail "out of memory: got '$msg'"
+[ "$(printf '%s\n' "$msg" | wc -l)" -eq 1 ] || fail "out of memory: not one line: $msg"
+for want in "out of simulated IPU memory: stage 0 (layers word_embedding .. mlm_loss) needs" \
+  "bytes of 940572672" "over, from layer" "the smallest stage count that fits is"; do
+  grep -qF -- "$want" <<<"$msg" || fail "out of memory: '$msg' does not say '$want'"
+done
 
-# 4. Bad options.
+# 8. Bad model files and options.
 bad() { # expected-text args...
   local want=$1 rc out
   shift
@@ -66,29 +180,50 @@ bad() { # expected-text args...
   out=$("$simstep" "$@" 2>&1 >/dev/null)
   rc=$?
   set -e
-  [ $rc -eq 2 ] || fail "sim-step $*: exit status $rc, expected 2"
+  [ $rc -eq 2 ] || fail "sim-step $*: exit status $rc, expected 2 ($out)"
   [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "sim-step $*: not one line: $out"
-  grep -q -- "$want" <<<"$out" || fail "sim-step $*: '$out' does not say '$want'"
+  grep -qF -- "$want" <<<"$out" || fail "sim-step $*: '$out' does not say '$want'"
 }
-bad "--model 'gpt'" --model gpt
-bad "--params '-5'" --params -5
-bad "--params '1X'" --params 1X
+printf 'gcl-model 1\nlayer matmul in=8 out=8\nlayer lstm hidden=8\n' >"$dir/lstm.model"
+bad "$dir/lstm.model:3: unsupported layer type 'lstm' (supported types: matmul, conv, attention, elementwise, norm, pool, embedding, loss)" \
+  --model "$dir/lstm.model"
+printf 'gcl-model 1\nlayer conv h=8 w=8 cin=3 kernel=3\n' >"$dir/conv.model"
+bad "$dir/conv.model:2: conv: cout must be 1.." --model "$dir/conv.model"
+printf 'gcl-model 1\nlayer matmul in=8 out=8 colour=red\n' >"$dir/key.model"
+bad "$dir/key.model:2: matmul: unknown key 'colour' (matmul takes rows, in, out, bias" \
+  --model "$dir/key.model"
+printf 'layer matmul in=8 out=8\n' >"$dir/nover.model"
+bad "$dir/nover.model:1: a model file starts with 'gcl-model 1'" --model "$dir/nover.model"
+bad "cannot open model file 'gpt'" --model gpt
+bad "--model: needed" --replicas 2
+bad "--params was removed" --params 25M
 bad "--micro-batch '0'" --model resnet50 --micro-batch 0
+bad "--micro-batch 3: bert-large packs 2 samples per unit" --model bert-large --micro-batch 3
 bad "--steps: needs a value" --model resnet50 --steps
 bad "unknown option '--bogus'" --model resnet50 --bogus 1
-bad "unknown option '--step'" --model resnet50 --step 1
 bad "unexpected argument 'resnet50'" resnet50
 bad "--grad-type 'bf16'" --model resnet50 --grad-type bf16
-bad "--compute-efficiency '1.5'" --model resnet50 --compute-efficiency 1.5
-bad "custom needs --params" --flops-per-sample 1G
+bad "--sequence-length '256'" --model bert-large --sequence-length 256
+bad "--sequence-length: applies to bert-large only" --model resnet50 --sequence-length 128
+bad "--schedule 'zigzag'" --model resnet50 --schedule zigzag
+bad "--pipeline-splits: 'nolayer' is not a layer" --model bert-large --pipeline-splits l8_qkv,l16_qkv,nolayer
+bad "--pipeline-splits 'l8_qkv': give 3 first layers" --model bert-large --pipeline-splits l8_qkv
 bad "not both" --model resnet50 --gradient-accumulation 2 --global-batch 64
 bad "--global-batch '100'" --model resnet50 --replicas 4 --global-batch 100
-bad "--activation-size" --params 1M --flops-per-sample 1G --stages 2
+bad "--epochs: bert-large has no dataset size" --model bert-large --epochs 1
+bad "unknown key 'warp'" --model resnet50 --topology POD16,warp=1
 set +e
 out=$("$poprun" --num-replicas 2 --offline-mode "$simstep" --model resnet50 --stages 2 2>&1)
 rc=$?
 set -e
 [ $rc -eq 2 ] || fail "--stages against the job: exit status $rc, expected 2"
 grep -q "must equal the job's IPUs per replica" <<<"$out" || fail "--stages: got '$out'"
+set +e
+out=$("$poprun" --num-replicas 2 --num-instances 2 --offline-mode "$simstep" --model resnet50 \
+  --sensitivity 2>&1)
+rc=$?
+set -e
+[ $rc -eq 2 ] || fail "--sensitivity under poprun: exit status $rc, expected 2"
+grep -q "run sim-step without poprun" <<<"$out" || fail "--sensitivity under poprun: '$out'"
 "$simstep" --help | grep -q "usage: sim-step" || fail "--help"
 echo "sim-step checks PASSED"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2054 # commas inside array items are --hidden widths
-# train_test.sh CASE POPRUN TRAIN WEIGHTS_CMP
+# train_test.sh CASE POPRUN TRAIN WEIGHTS_CMP [NETNS_CLUSTER]
 #
 # Multi-process checks of examples/train on small slices of Fashion-MNIST, so that each takes
 # seconds. CASE is one of:
@@ -12,9 +12,21 @@
 #   oom            a model too large for one IPU fails with the memory report; split, it runs
 #   bad_input      bad options exit 2 with one line; bad data exits 1 with one line
 #   json           f16 gradients train, and --json holds the results
+#   preempt        SIGTERM at a random step, under poprun and to `timeout 5 train | cat`, and
+#                  SIGINT: exit 143 (130), one line, a checkpoint of the last step done, no
+#                  crash; resumed, the run ends bitwise as an uninterrupted one
+#   preempt_hosts  the same under poprun across two namespace hosts (root; else skip, 77)
+#   restart        poprun --max-restarts 2, an instance killed with SIGKILL twice at random
+#                  steps: the job resumes by itself and ends bitwise as an uninterrupted run,
+#                  and names both failures
+#   mpi_baseline   --backend mpi under plain mpirun (one replica per rank, MPI_Allreduce) ends
+#                  with gcl's weights for the same replicas within 1e-5 (SGD and Adam, with
+#                  accumulation), reports the same JSON keys (nothing simulated, and says so),
+#                  resumes a gcl checkpoint and stops on SIGTERM with one; the gcl backend under
+#                  plain mpirun is one job of the ranks; what the baseline cannot do is refused
 # TRAIN_TEST_DATA points at the dataset (default: Debian's dataset-fashion-mnist).
 set -uo pipefail
-case_name=$1 poprun=$2 train=$3 cmp=$4
+case_name=$1 poprun=$2 train=$3 cmp=$4 cluster=${5:-}
 data=${TRAIN_TEST_DATA:-/usr/share/datasets/fashion-mnist}
 work=$(mktemp -d /tmp/train-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -246,6 +258,355 @@ PY
   # A scale that overflows f16 stops the run with advice, rather than training on infinities.
   run overflow 1 "$train" "${small[@]}" --replicas 2 --grad-dtype f16 --grad-scale 65504
   expect overflow "f16 gradient all-reduce of stage 0 overflowed; use a smaller --grad-scale"
+}
+
+# ---- preemption and restarts ------------------------------------------------------------------
+# 1280 steps of 2 replicas of a small model (1 to 3 ms each), --log-every 1 so that the output
+# says how far training is; the schedule spans 40 epochs, so that a run without --max-steps
+# is long enough for `timeout` to land in it.
+preempt_args=(--data "$data" --train-samples 4096 --test-samples 512 --hidden 64,32 --epochs 40
+              --batch-size 16 --checkpoint-every 50 --progress plain --log-every 1)
+# Crash reports of any kind: none may appear when a run is stopped.
+crash_text='terminated with signal|Backtrace|Bad memory|Segmentation|core dumped|AddressSanitizer|[*][*][*]'
+
+# last_step FILE: the last step a progress line of FILE reports (0 when none).
+last_step() {
+  { grep -o ' step [0-9]*/' "$1" || echo " step 0/"; } | tail -1 | tr -dc '0-9'
+}
+
+# newest_ckpt DIR: the step of DIR's newest checkpoint (0 when none).
+newest_ckpt() {
+  local f
+  f=$(find "$1" -name 'ckpt-*.gclt' 2>/dev/null | sort | tail -1)
+  [ -n "$f" ] || { echo 0; return; }
+  f=${f##*/ckpt-}
+  echo $((10#${f%.gclt}))
+}
+
+# wait_step FILE N [AFTER]: waits until a progress line of FILE (after line AFTER) reports step N
+# or more; fails after 120 s.
+wait_step() {
+  local at
+  for _ in $(seq 1200); do
+    at=$(tail -n +"$((${3:-0} + 1))" "$1" | { grep -o ' step [0-9]*/' || true; } | tail -1 |
+      tr -dc '0-9')
+    [ -n "$at" ] && [ "$at" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  cat "$1" >&2
+  fail "no progress to step $2 in 120 s"
+}
+
+# stopped_checks NAME SIGNAL STATUS DIR: the run NAME (output $work/NAME.out, exit status in
+# $work/NAME.rc) was stopped by SIGNAL: it exited with STATUS, printed one line naming the last
+# step done and its checkpoint in DIR (the newest there), and no crash report.
+stopped_checks() {
+  local name=$1 sig=$2 want=$3 dir=$4 out="$work/$1.out"
+  [ "$(cat "$work/$name.rc")" -eq "$want" ] || { cat "$out" >&2; fail "$name: exit $(cat "$work/$name.rc"), want $want"; }
+  if grep -Eq -- "$crash_text" "$out"; then cat "$out" >&2; fail "$name: crash text"; fi
+  [ "$(grep -c "train: $sig: stopped after step" "$out")" -eq 1 ] || { cat "$out" >&2; fail "$name: no single stop line"; }
+  local s
+  s=$(sed -n "s/.*train: $sig: stopped after step \([0-9]*\) of .*/\1/p" "$out")
+  [ "$s" -ge "$(last_step "$out")" ] || fail "$name: stopped at $s, before the last step reported"
+  if [ "$s" -eq 0 ]; then
+    expect "$name" "nothing saved \(no step done yet\)"
+    echo "note: $name: the signal came before the first step"
+    return
+  fi
+  local ck
+  ck=$(printf '%s/ckpt-%010d.gclt' "$dir" "$s")
+  expect "$name" "stopped after step $s of [0-9]+; checkpoint $ck \(--resume continues from it\)"
+  [ "$(find "$dir" -name 'ckpt-*.gclt' | sort | tail -1)" = "$ck" ] ||
+    fail "$name: $ck is not the newest checkpoint: $(ls "$dir")"
+  echo "$name: $sig after step $(last_step "$out") was reported; stopped after step $s"
+}
+
+# resumed_same NAME DIR REF STEPS RUNNER...: resumes DIR for a run of STEPS steps with RUNNER
+# and compares with REF.
+resumed_same() {
+  local name=$1 dir=$2 ref=$3 steps=$4
+  shift 4
+  run "$name" 0 "$@" "$train" --replicas 2 "${preempt_args[@]}" --max-steps "$steps" --checkpoint "$dir" \
+    --resume --save-weights "$work/$name.w"
+  same "$ref" "$work/$name.w"
+}
+
+# preempt_poprun NAME POPRUN-PREFIX...: SIGTERM to poprun (with $poprun_hosts) at a random
+# step, then resumed.
+poprun_hosts=()
+preempt_poprun() {
+  local name=$1
+  shift
+  local dir="$work/$name.ckpt" k=$(((1 + RANDOM % 8) * 50))
+  setsid "$@" "$poprun" "${poprun_hosts[@]}" --num-replicas 2 --num-instances 2 "$train" \
+    "${preempt_args[@]}" --max-steps 1280 --checkpoint "$dir" >"$work/$name.out" 2>&1 &
+  local pid=$!
+  # Just after a random checkpoint (the checkpoints say how far training is at once; the
+  # output may reach the file late).
+  for _ in $(seq 1200); do
+    [ "$(newest_ckpt "$dir")" -ge "$k" ] && break
+    sleep 0.05
+  done
+  kill -TERM "$pid"
+  wait "$pid"
+  echo $? >"$work/$name.rc"
+  stopped_checks "$name" SIGTERM 143 "$dir"
+  [ "$(newest_ckpt "$dir")" -ge "$k" ] || fail "$name: stopped before the checkpoint of step $k"
+  expect "$name" "^poprun: interrupted by SIGTERM; every instance was ended$"
+  resumed_same "$name-resumed" "$dir" "$work/ref.w" 1280 "$@" "$poprun" "${poprun_hosts[@]}" \
+    --num-replicas 2 --num-instances 2
+}
+
+case_preempt() {
+  run ref 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${preempt_args[@]}" \
+    --max-steps 1280 --save-weights "$work/ref.w"
+  preempt_poprun poprun
+  # Without poprun, stdout a pipe: what crashed in libinfinipath's handler (see
+  # gcl/src/signals.c). --preserve-status passes train's own status on. All 5120 steps, so
+  # that the signal lands in the run; the reference in one process (the same weights as in
+  # two, bitwise).
+  local t0 t1
+  t0=$(date +%s%N)
+  run ref_full 0 "$train" --replicas 2 "${preempt_args[@]}" --save-weights "$work/ref_full.w"
+  t1=$(date +%s%N)
+  # The signal at a random 20-70% of the run's own length here (on a quiet machine it takes a
+  # few seconds, on a loaded one many more).
+  local ms=$(((t1 - t0) / 1000000)) dir="$work/timeout.ckpt"
+  ms=$((ms * (20 + RANDOM % 51) / 100))
+  local t="$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+  timeout --preserve-status "$t" "$train" --replicas 2 "${preempt_args[@]}" \
+    --checkpoint "$dir" 2>&1 | cat >"$work/timeout.out"
+  echo "${PIPESTATUS[0]}" >"$work/timeout.rc"
+  stopped_checks timeout SIGTERM 143 "$dir"
+  resumed_same timeout-resumed "$dir" "$work/ref_full.w" 5120 env
+  # `timeout 5 train | tail`, as a user types it: timeout's own status, the same stop.
+  dir="$work/tail.ckpt"
+  timeout 5 "$train" --replicas 2 "${preempt_args[@]}" --epochs 400 --checkpoint "$dir" 2>&1 |
+    tail -3 \
+    >"$work/tail.out"
+  echo "$((PIPESTATUS[0] == 124 ? 143 : PIPESTATUS[0]))" >"$work/tail.rc"
+  stopped_checks tail SIGTERM 143 "$dir"
+  # SIGINT (Ctrl-C) stops the same way, with 130; a second one a second later ends the process
+  # at once.
+  dir="$work/int.ckpt"
+  "$train" --replicas 2 "${preempt_args[@]}" --checkpoint "$dir" >"$work/int.out" 2>&1 &
+  local pid=$!
+  wait_step "$work/int.out" $((10 + RANDOM % 200))
+  kill -INT "$pid"
+  wait "$pid"
+  echo $? >"$work/int.rc"
+  stopped_checks int SIGINT 130 "$dir"
+  # Steps of a second or more (a wide model, large batches), so that the second comes during
+  # the step the first asked to finish.
+  "$train" --data "$data" --train-samples 8192 --test-samples 64 --hidden 2048,2048 \
+    --batch-size 2048 --progress plain --log-every 1 >"$work/int2.out" 2>&1 &
+  pid=$!
+  wait_step "$work/int2.out" 1
+  kill -INT "$pid"
+  sleep 1.2
+  kill -INT "$pid"
+  wait "$pid"
+  local rc=$?
+  [ "$rc" -eq 130 ] || fail "two SIGINTs: exit $rc, want 130"
+  if grep -Eq -- "$crash_text" "$work/int2.out"; then fail "two SIGINTs: crash text"; fi
+  if grep -q "stopped after step" "$work/int2.out"; then
+    echo "note: the step in flight ended before the second SIGINT (a fast machine)"
+  else
+    echo "int2: the second SIGINT ended the run at once"
+  fi
+}
+
+case_preempt_hosts() {
+  [ -n "$cluster" ] || fail "preempt_hosts needs NETNS_CLUSTER"
+  "$cluster" 1 -- true 2>"$work/skip.out"
+  local rc=$?
+  if [ "$rc" -eq 77 ]; then cat "$work/skip.out"; exit 77; fi
+  run ref 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${preempt_args[@]}" \
+    --max-steps 1280 --save-weights "$work/ref.w"
+  # poprun runs inside the cluster script, which passes SIGTERM on to it; instance 1 on h2
+  # learns of it through mpirun and its daemon there.
+  poprun_hosts=(-H h1,h2)
+  preempt_poprun hosts "$cluster" 2 --
+  expect hosts "netns-cluster: hosts h1,h2"
+}
+
+# pid_of INSTANCE RESTART MARK: the pid of train of that instance and run of the job.
+pid_of() {
+  local p
+  for p in $(pgrep -x "$(basename "$train" | cut -c1-15)"); do
+    grep -qsaz -- "^TRAIN_TEST_MARK=$3\$" "/proc/$p/environ" || continue
+    grep -qsaz -- "^POPDIST_INSTANCE_INDEX=$1\$" "/proc/$p/environ" || continue
+    grep -qsaz -- "^POPDIST_RESTART_COUNT=$2\$" "/proc/$p/environ" && echo "$p" && return
+  done
+}
+
+case_restart() {
+  run ref 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${preempt_args[@]}" \
+    --max-steps 1280 --save-weights "$work/ref.w"
+  local dir="$work/restart.ckpt" mark="restart-$$-$RANDOM" out="$work/restart.out"
+  TRAIN_TEST_MARK=$mark "$poprun" --max-restarts 2 --num-replicas 2 --num-instances 2 "$train" \
+    "${preempt_args[@]}" --max-steps 1280 --checkpoint "$dir" --save-weights "$work/restart.w" \
+    >"$out" 2>&1 &
+  local pid=$! victims=() r
+  for r in 0 1; do
+    # A random instance, just after a random checkpoint 100 to 300 steps past where the run
+    # began (steps take 1 to 10 ms here, so the kill lands a few steps later). The checkpoints,
+    # not the output (which reaches the file late on a loaded machine), say how far training
+    # is.
+    local v=$((RANDOM % 2)) from k p=
+    from=$(newest_ckpt "$dir")
+    k=$(((from / 50 + 2 + RANDOM % 5) * 50))
+    [ "$k" -lt 1280 ] || { cat "$out" >&2; fail "run $r began at step $from: no room left"; }
+    for _ in $(seq 1200); do
+      [ "$(newest_ckpt "$dir")" -ge "$k" ] && break
+      sleep 0.1
+    done
+    [ "$(newest_ckpt "$dir")" -ge "$k" ] || { cat "$out" >&2; fail "run $r: no checkpoint of step $k"; }
+    for _ in $(seq 50); do
+      p=$(pid_of "$v" "$r" "$mark")
+      [ -n "$p" ] && break
+      sleep 0.1
+    done
+    [ -n "$p" ] || { cat "$out" >&2; fail "no train of instance $v in run $r"; }
+    kill -KILL "$p"
+    victims+=("$v")
+    echo "run $r: killed instance $v after the checkpoint of step $(newest_ckpt "$dir")"
+    for _ in $(seq 600); do
+      grep -q "restarting the job (restart $((r + 1)) of 2)" "$out" && break
+      sleep 0.1
+    done
+    grep -q "restarting the job (restart $((r + 1)) of 2)" "$out" ||
+      { cat "$out" >&2; fail "no restart $((r + 1))"; }
+  done
+  wait "$pid"
+  local rc=$?
+  [ "$rc" -eq 0 ] || { cat "$out" >&2; fail "the restarted job exited $rc"; }
+  for r in 0 1; do
+    expect restart "^poprun: instance ${victims[$r]} \(host localhost\) was killed by signal 9 \(SIGKILL\); restarting the job \(restart $((r + 1)) of 2\)$"
+  done
+  expect restart "train: restart 2 of the job \(POPDIST_RESTART_COUNT=2\): resuming from"
+  same "$work/ref.w" "$work/restart.w"
+}
+
+# ---- the MPI baseline -------------------------------------------------------------------------
+mpirun=(mpirun --oversubscribe --bind-to none)
+[ "$(id -u)" -ne 0 ] || mpirun+=(--allow-run-as-root)
+
+# json_keys FILE BACKEND: the per-step measurements every run's JSON carries.
+json_keys() {
+  python3 - "$1" "$2" <<'PY' || fail "$1: the JSON lacks the measurements"
+import json, sys
+r, backend = json.load(open(sys.argv[1])), sys.argv[2]
+assert r["backend"] == backend, r["backend"]
+d = r["step_time_s"]
+assert set(d) >= {"p50", "p90", "p99", "max"} and 0 < d["p50"] <= d["p90"] <= d["p99"] <= d["max"], d
+assert d["count"] == r["replicas"] * (r["steps"] - r["start_step"] - r["warmup_steps"]), d
+assert len(r["warmup_step_time_s"]) == r["warmup_steps"] == 5
+assert 0 < r["time_to_first_step_s"] < r["wall_time_s"], r["time_to_first_step_s"]
+assert 0 < r["collective_wait_fraction"] < 1, r["collective_wait_fraction"]
+assert len(r["collective_wait_fraction_per_replica"]) == r["replicas"]
+assert r["host_memory_peak_bytes"] > 1e6
+if backend == "mpi":
+    assert r["simulated"] is False and r["sim_memory"] is None and r["sim_time_split"] is None
+    assert "nothing is simulated" in r["sim_note"] and r["sim_step_time_s"] is None
+    assert all(e["sim_elapsed_s"] is None for e in r["epoch_history"])
+else:
+    assert r["simulated"] is True and len(r["sim_memory"]) == r["replicas"] * r["ipus_per_replica"]
+    for m in r["sim_memory"]:
+        parts = sum(m[k] for k in ("weights_bytes", "gradients_bytes", "optimizer_bytes",
+                                   "activations_bytes", "stash_bytes", "other_bytes"))
+        assert parts == m["peak_bytes"] and m["headroom_bytes"] == m["capacity_bytes"] - parts, m
+        assert m["weights_bytes"] == 4 * r["parameters"] / r["ipus_per_replica"] or r["ipus_per_replica"] > 1
+    for s in r["sim_time_split"]:
+        parts = sum(s[k] for k in ("compute_s", "exchange_s", "sync_s", "host_wait_s", "idle_s"))
+        assert abs(parts - s["step_s"]) <= 1e-8 * s["step_s"], s  # %.9g in the file
+    assert r["sim_step_time_dist_s"]["p50"] == r["sim_step_time_s"], r["sim_step_time_dist_s"]
+PY
+}
+
+case_mpi_baseline() {
+  local common=("${small[@]}" --max-steps 40 --seed 5 --batch-size 16)
+  # 4 replicas each way: 4 ranks of MPI, 4 replicas over 2 instances of libgcl. Each replica
+  # computes bitwise the same local gradient on both; only the order MPI_Allreduce adds them
+  # in may differ.
+  run g4 0 "$poprun" --num-replicas 4 --num-instances 2 "$train" "${common[@]}" \
+    --save-weights "$work/g4.w" --json "$work/g4.json" --step-log "$work/g4.csv"
+  run m4 0 "${mpirun[@]}" -np 4 "$train" --backend mpi "${common[@]}" \
+    --save-weights "$work/m4.w" --json "$work/m4.json" --step-log "$work/m4.csv"
+  "$cmp" --rtol 1e-5 "$work/g4.w" "$work/m4.w" || fail "SGD: MPI baseline and gcl disagree"
+  expect m4 "^train: MLP 784-64-32-10 \(52650 parameters\), 4 replicas, one per MPI rank"
+  expect m4 "^train: nothing simulated \(--backend mpi"
+  expect m4 "^train: real step time p50 [0-9.]+ (us|ms|s), p90 .*, p99 .*, max .* \(35 steps of 4 replicas after 5 warm-up\)"
+  [ "$(grep -c "test accuracy" "$work/m4.out")" -eq 1 ] || fail "every rank printed"
+  json_keys "$work/g4.json" gcl
+  json_keys "$work/m4.json" mpi
+  for f in g4 m4; do # 40 steps x 4 replicas and a header
+    [ "$(wc -l <"$work/$f.csv")" -eq 161 ] || fail "$f.csv: $(wc -l <"$work/$f.csv") lines"
+  done
+  # A pipelined gcl run's JSON: the stash of stage 0 (two micro-batches in flight under 1f1b)
+  # and the waits for the pipeline's transfers.
+  run gpipe 0 "$poprun" --num-replicas 2 --ipus-per-replica 2 --num-instances 2 "$train" \
+    "${common[@]}" --batch-size 8 --json "$work/gpipe.json"
+  json_keys "$work/gpipe.json" gcl
+  python3 - "$work/gpipe.json" <<'PY' || fail "pipelined: stash or pipeline waits missing"
+import json, sys
+r = json.load(open(sys.argv[1]))
+stage = {(m["replica"], m["stage"]): m for m in r["sim_memory"]}
+assert stage[(0, 0)]["stash_bytes"] > 0 and stage[(0, 1)]["stash_bytes"] == 0, stage
+assert 0 < r["pipeline_wait_fraction"] < 1 and r["compute_fraction"] > 0, r
+PY
+  # Adam, with gradient accumulation.
+  local adam=("${common[@]}" --optimizer adam --gradient-accumulation 2 --batch-size 8 --max-steps 20)
+  run ga 0 "$poprun" --num-replicas 4 --num-instances 2 "$train" "${adam[@]}" --save-weights "$work/ga.w"
+  run ma 0 "${mpirun[@]}" -np 4 "$train" --backend mpi "${adam[@]}" --save-weights "$work/ma.w"
+  "$cmp" --rtol 1e-5 "$work/ga.w" "$work/ma.w" || fail "Adam: MPI baseline and gcl disagree"
+  # The gcl backend under plain mpirun: libgcl makes one job of the 2 ranks (it crashed).
+  run gm 0 "${mpirun[@]}" -np 2 "$train" "${common[@]}" --save-weights "$work/gm.w"
+  run gp 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${common[@]}" --save-weights "$work/gp.w"
+  same "$work/gp.w" "$work/gm.w"
+  expect gm "^train: MLP .*, 2 replicas x 1 IPU over 2 instances"
+  # A gcl checkpoint resumes in the baseline (one format): killed at step 14, resumed from 12.
+  run reference 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${resume_args[@]}" \
+    --save-weights "$work/reference.w"
+  run killed fail "$poprun" --num-replicas 2 --num-instances 2 "$train" "${resume_args[@]}" \
+    --checkpoint "$work/x.ckpt" --fault kill-after-step:14
+  run resumed 0 "${mpirun[@]}" -np 2 "$train" --backend mpi "${resume_args[@]}" \
+    --checkpoint "$work/x.ckpt" --resume --save-weights "$work/x.w"
+  expect resumed "resuming from .*ckpt-0000000012.gclt \(step 12\)"
+  "$cmp" --rtol 1e-5 "$work/reference.w" "$work/x.w" || fail "resumed in the baseline: differs"
+  # SIGTERM to mpirun, which passes it to every rank (and kills what still runs a second
+  # later): they agree on the step, checkpoint it and stop. Few progress lines, so that no rank
+  # waits to write to mpirun's pipe meanwhile.
+  local dir="$work/term.ckpt"
+  setsid "${mpirun[@]}" -np 2 "$train" --backend mpi "${preempt_args[@]}" --log-every 500 \
+    --checkpoint "$dir" >"$work/mterm.out" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1200); do
+    [ "$(newest_ckpt "$dir")" -ge 100 ] && break
+    sleep 0.05
+  done
+  kill -TERM "$pid"
+  wait "$pid"
+  echo $? >"$work/mterm.rc"
+  [ "$(grep -c "train: SIGTERM: stopped after step" "$work/mterm.out")" -eq 1 ] ||
+    { cat "$work/mterm.out" >&2; fail "the baseline did not stop once on SIGTERM"; }
+  local s ck
+  s=$(sed -n 's/.*train: SIGTERM: stopped after step \([0-9]*\) of .*/\1/p' "$work/mterm.out")
+  ck=$(printf '%s/ckpt-%010d.gclt' "$dir" "$s")
+  [ -f "$ck" ] || fail "no checkpoint of step $s"
+  echo "mterm: the baseline stopped after step $s with $ck (mpirun exit $(cat "$work/mterm.rc"))"
+  # What the baseline cannot do, refused with one line and status 2.
+  local bad=("--ipus-per-replica 2" "--grad-dtype f16" "--replicas 3") i=0
+  for args in "${bad[@]}"; do
+    # shellcheck disable=SC2086 # the options are words
+    run "mbad$i" fail "${mpirun[@]}" -np 2 "$train" --backend mpi "${small[@]}" $args
+    expect "mbad$i" "^train: (--backend mpi|--replicas 3 disagrees with the 2 MPI ranks)"
+    [ "$(grep -c "^train: " "$work/mbad$i.out")" -eq "$([ $i -lt 2 ] && echo 2 || echo 1)" ] ||
+      fail "'$args': one line per rank before MPI starts, one in all after"
+    i=$((i + 1))
+  done
+  run mbad 2 "$train" --backend tcp
+  expect mbad "^train: --backend 'tcp': expected gcl or mpi$"
 }
 
 "case_$case_name"

@@ -3,7 +3,8 @@
  *
  * Each algorithm lives in its own file under collectives/<collective>/ and exports one
  * coll_algo_t. The registry (collectives/src/registry.c) lists them per collective; gcl reads it
- * both for GCL_<COLLECTIVE>_ALGO=name overrides and for the automatic choice.
+ * for GCL_<COLLECTIVE>_ALGO=name overrides, and the choice layer (choice/) replays them all on
+ * the simulated pod for the automatic choice.
  */
 #ifndef COLL_ALGO_H
 #define COLL_ALGO_H
@@ -31,7 +32,7 @@
  * are: squaring each is the caller's job (gcl squares its input before running the schedule).
  * LOCAL builds no communication at all (see coll_build).
  */
-typedef struct {
+typedef struct coll_args {
     coll_collective_t coll;
     int rank, nranks;
     uint64_t count;
@@ -42,6 +43,9 @@ typedef struct {
     /* Locality of the group's ranks: node_of[q] is the same number for ranks in one process (an
      * instance) and different otherwise. NULL when unknown; hierarchical algorithms need it. */
     const int *node_of;
+    /* Hosts of the group's ranks, the same way (NULL when unknown): the canonical order's data
+     * path reduces inside a host first and moves only what must cross. */
+    const int *host_of;
     /* Pipelined algorithms (trees, chains) cut their data into segments of about this many bytes
      * so that the hops stream; 0 picks COLL_CHUNK_BYTES. Tests set it small to exercise many
      * segments with little data. */
@@ -60,6 +64,9 @@ typedef struct {
     int (*build)(const coll_args_t *a, coll_schedule_t *s);
     /* Optional: returns 0 when the algorithm can run A, else -1 with a sentence in *WHY. */
     int (*supports)(const coll_args_t *a, const char **why);
+    /* 1 for the message form of the canonical order (coll/canon.h): a data path, not an
+     * algorithm GCL runs on a pod, so the cost model never picks it; it can still be forced. */
+    int canonical;
 } coll_algo_t;
 
 /* The algorithms of collective C, in registry order (*N of them). */
@@ -81,24 +88,16 @@ const coll_algo_t *coll_algo_find(coll_collective_t c, const char *name);
 int coll_build(const coll_algo_t *algo, const coll_args_t *a, coll_schedule_t *s, const char **why);
 
 /*
- * The automatic choice (collectives/src/choose.c): an algorithm of A->coll that supports A,
- * picked from the message size (count x elem_size), the group size and, when A->node_of is set,
- * how the ranks spread over nodes. Never NULL for a valid collective. coll_algo_choose also
- * writes a sentence saying what it picked and why into WHY (if not NULL), for gcl to log.
- */
-const coll_algo_t *coll_algo_auto(const coll_args_t *a);
-const coll_algo_t *coll_algo_choose(const coll_args_t *a, char *why, unsigned len);
-
-/*
  * The environment variable that forces an algorithm of C, e.g. "GCL_ALLREDUCE_ALGO" (gcl reads
  * it; collectives/ does no I/O). NULL for an invalid collective.
  */
 const char *coll_algo_env_name(coll_collective_t c);
 
 /*
- * Resolves a forced name: NULL, "" or "auto" gives coll_algo_choose's pick; any other NAME must
- * be an algorithm of A->coll that supports A. Returns 0 with *OUT set, or -EINVAL with a sentence
- * in WHY (unknown name, listing the known ones; or why the algorithm cannot run A).
+ * Resolves a forced name: NAME must be an algorithm of A->coll that supports A ("auto" is not
+ * one: the automatic choice is the cost model's, in choice/). Returns 0 with *OUT set and a
+ * sentence for the log in WHY, or -EINVAL with a sentence in WHY (unknown name, listing the
+ * known ones; or why the algorithm cannot run A).
  */
 int coll_algo_select(const coll_args_t *a, const char *name, const coll_algo_t **out, char *why,
                      unsigned len);

@@ -31,26 +31,63 @@
 
 #include "gcl/status.h"
 #include "gcl/types.h"
+#include "gcl/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* libgcl.so exports exactly what its public headers declare. */
+#pragma GCC visibility push(default)
 
 typedef struct gcl_instance *gcl_instance_t;
 typedef struct gcl_ctx *gcl_ctx_t;
 typedef struct gcl_comm *gcl_comm_t;
 typedef struct gcl_request *gcl_request_t;
 
-/* Settings for a run without poprun. When the POPDIST_* variables are set (poprun sets them),
- * they win and these are ignored. Zero means the default. */
+/* Log levels of gcl_config_t.log_level, Graphcore's names (GCL_LOG_LEVEL takes the same words). */
+typedef enum {
+    GCL_LOG_LEVEL_DEFAULT = 0, /* GCL_LOG_LEVEL decides (warn when unset) */
+    GCL_LOG_LEVEL_OFF = 1,
+    GCL_LOG_LEVEL_ERR = 2,
+    GCL_LOG_LEVEL_WARN = 3,
+    GCL_LOG_LEVEL_INFO = 4,
+    GCL_LOG_LEVEL_DEBUG = 5,
+    GCL_LOG_LEVEL_TRACE = 6,
+} gcl_log_level_t;
+
+/*
+ * How a program configures libgcl, instead of setting GCL_* variables for it. Start from
+ * GCL_CONFIG_INITIALIZER and set the fields you need; zero (NULL) always means the default.
+ *
+ * The struct can grow without breaking callers: the first four fields stay where they are, SIZE
+ * says how much of it the caller's header knew (GCL_CONFIG_INITIALIZER sets it; 0 is read as
+ * this header's size) and VERSION which header that was. A newer caller's fields that this
+ * library does not know must be zero, or gcl_init fails with GCL_ERR_NOT_SUPPORTED.
+ *
+ * num_replicas and ipus_per_replica describe a run without poprun: one process, or every rank
+ * of a plain `mpirun -np N PROGRAM`, which together form one job of N instances (every rank must
+ * ask for the same, or gcl_init fails on every rank with one line saying why). 0 takes
+ * GCL_NUM_LOCAL_REPLICAS and GCL_IPUS_PER_REPLICA (default 1). When the POPDIST_* variables are
+ * set (poprun sets them) they win, and these are ignored. The other fields, when set, win over
+ * their GCL_* variable: a program's explicit choice.
+ */
 typedef struct {
-    int num_replicas;     /* replicas in this single-instance job (default 1) */
+    int num_replicas;     /* replicas of this instance without poprun (default 1) */
     int ipus_per_replica; /* simulated IPUs per replica (default 1) */
+    size_t size;          /* sizeof(gcl_config_t) of the caller's header, or 0 */
+    unsigned version;     /* GCL_VERSION_CODE of the caller's header, or 0 */
+    int phantom;          /* 1: phantom mode, sizes but no data (as GCL_SIM_PHANTOM=1) */
+    const char *topology; /* simulated pod, a preset or a file (as GCL_TOPOLOGY) */
+    int log_level;        /* a gcl_log_level_t (as GCL_LOG_LEVEL) */
+    int mpi_world;        /* without POPDIST_* variables, a process started by plain mpirun
+                             (mpirun -np N PROGRAM) is one of N instances of one job, each with
+                             num_replicas replicas (0 or 1, the default); -1: a job of its own */
 } gcl_config_t;
 
 #define GCL_CONFIG_INITIALIZER                                                                     \
     {                                                                                              \
-        0, 0                                                                                       \
+        0, 0, sizeof(gcl_config_t), GCL_VERSION_CODE, 0, NULL, 0, 0                                \
     }
 
 /* The shape of the job, as this instance sees it. */
@@ -67,11 +104,16 @@ typedef struct {
  * Starts this instance: reads the environment (GCL_* and POPDIST_*), and when the job has more
  * than one instance initialises MPI as the bootstrap, learns where every instance runs and sets
  * up the transports (shared memory between instances of one host). Collective over all
- * instances. CONFIG may be NULL. On failure *OUT is NULL and the reason is printed as a warning.
- * Returns GCL_OK, GCL_ERR_INVALID_ARGUMENT (a bad variable or configuration), GCL_ERR_MPI,
- * GCL_ERR_SYSTEM or GCL_ERR_NO_HOST_MEMORY.
+ * instances. CONFIG may be NULL. On failure *OUT is NULL, the reason is logged (at level ERR)
+ * and gcl_init_error() returns it. Returns GCL_OK, GCL_ERR_INVALID_ARGUMENT (a bad variable or
+ * configuration), GCL_ERR_NOT_SUPPORTED (a newer caller's config), GCL_ERR_MPI, GCL_ERR_SYSTEM
+ * or GCL_ERR_NO_HOST_MEMORY.
  */
 gcl_status_t gcl_init(const gcl_config_t *config, gcl_instance_t *out);
+
+/* Text of the last failure of gcl_init on the calling thread ("" when it has not failed): one
+ * line naming the variable or field, its value and what was expected. */
+const char *gcl_init_error(void);
 
 /* Ends the instance: frees everything gcl_init made and finalises MPI if gcl_init started it.
  * Collective over all instances. INST may be NULL. */
@@ -124,8 +166,14 @@ const char *gcl_last_error(gcl_comm_t comm);
  * GCL_ERR_MISMATCH. Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT (an unknown name).
  */
 int gcl_algorithms(const char *collective, const char **names, int max);
-/* The algorithm COMM's last call of COLLECTIVE ran (forced or chosen), or NULL before one. */
+/* The data path of COMM's last call of COLLECTIVE, or NULL before one: the forced algorithm, or
+ * with the automatic choice "host_direct" (straight in this host's memory), "canonical" (the
+ * canonical order's messages) or, for collectives that do not reduce and in phantom mode, the
+ * pod algorithm. */
 const char *gcl_comm_algorithm(gcl_comm_t comm, const char *collective);
+/* The pod algorithm whose simulated time COMM's last call of COLLECTIVE was charged (the forced
+ * one, or the cost model's choice), or NULL before one. */
+const char *gcl_comm_simulated_algorithm(gcl_comm_t comm, const char *collective);
 gcl_status_t gcl_comm_set_algorithm(gcl_comm_t comm, const char *collective, const char *algorithm);
 
 /*
@@ -176,6 +224,28 @@ gcl_status_t gcl_all_to_all(gcl_comm_t comm, const void *sendbuf, void *recvbuf,
 /* Returns once every rank of the group has entered the barrier. */
 gcl_status_t gcl_barrier(gcl_comm_t comm);
 
+/* One tensor of gcl_all_reduce_multi: COUNT elements of TYPE; in place when SENDBUF == RECVBUF. */
+typedef struct {
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;
+    gcl_dtype_t type;
+} gcl_tensor_t;
+
+/*
+ * All-reduces N tensors of mixed types with OP in one fused call, as GCL's allReduceCrossReplica
+ * takes a list of tensors: each RECVBUF gets OP over the group of its SENDBUF, as gcl_all_reduce
+ * would give it. The tensors of each type are concatenated in list order and reduced by one
+ * all-reduce per type (in order of first appearance); tensors of a type that already lie end to
+ * end in memory (sendbufs and recvbufs each contiguous, as the layers of one gradient vector) are
+ * reduced where they are, others are copied through a staging buffer. Every replica must pass the
+ * same list (counts and types, in order): another list is GCL_ERR_MISMATCH, as any other argument
+ * is. OP must be valid for every type. Returns what gcl_all_reduce returns; on failure some
+ * tensors may already be reduced.
+ */
+gcl_status_t gcl_all_reduce_multi(gcl_comm_t comm, const gcl_tensor_t *tensors, int n,
+                                  gcl_redop_t op);
+
 /*
  * Non-blocking forms: each starts the collective and returns a request at once; complete it with
  * gcl_wait or gcl_test. Collectives on one communicator must be started in the same order on
@@ -200,7 +270,11 @@ gcl_status_t gcl_barrier_start(gcl_comm_t comm, gcl_request_t *req);
  * its communicator, or gcl_ctx_last_error for point-to-point). */
 gcl_status_t gcl_wait(gcl_request_t req);
 /* Progresses REQ without blocking. When it has completed, *DONE is 1, REQ is freed and its
- * status returned; otherwise *DONE is 0 and GCL_OK is returned. */
+ * status returned; otherwise *DONE is 0 and GCL_OK is returned. It makes gcl_wait's checks
+ * (about every 100 ms): a loop of gcl_test on a call whose peer is gone, mismatched or silent
+ * for GCL_TIMEOUT_S fails with the same status and sentence as gcl_wait would (*DONE is then
+ * 1). Only time spent polling counts toward the timeout (a gap of more than 0.2 s between two
+ * calls does not): a program that computes between its polls is not taken for a stalled one. */
 gcl_status_t gcl_test(gcl_request_t req, int *done);
 
 /*
@@ -218,6 +292,8 @@ gcl_status_t gcl_recv_start(gcl_ctx_t ctx, int src, void *buf, size_t count, gcl
                             int tag, gcl_request_t *req);
 /* Text of the last failure of a call on CTX that has no communicator ("" when none). */
 const char *gcl_ctx_last_error(gcl_ctx_t ctx);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -29,5 +29,12 @@
 #define POPDIST_ENV_NUM_ILDS "POPDIST_NUM_ILDS"
 /* "1" in offline mode: phantom buffers, simulated time only (poprun --offline-mode). */
 #define POPDIST_ENV_OFFLINE_MODE "POPDIST_OFFLINE_MODE"
+/* Restarts of the job so far (poprun --max-restarts): 0 on the first run, k on the k-th restart.
+ * Set only when poprun may restart the job. */
+#define POPDIST_ENV_RESTART_COUNT "POPDIST_RESTART_COUNT"
+
+/* The directory of poprun --executable-cache-path (absolute; created on every host): where the
+ * program may keep state between runs. Unset without the option. */
+#define POPDIST_ENV_EXECUTABLE_CACHE_PATH "POPDIST_EXECUTABLE_CACHE_PATH"
 
 #endif /* GCL_POPDIST_ENV_H */

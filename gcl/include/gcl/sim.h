@@ -18,12 +18,15 @@
 #define GCL_SIM_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "gcl/gcl.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#pragma GCC visibility push(default)
 
 /*
  * Allocates BYTES of this IPU's simulated SRAM (about 900 MB on a GC200), backed by host memory
@@ -46,6 +49,210 @@ void gcl_ipu_free(gcl_ctx_t ctx, void *ptr);
 gcl_status_t gcl_charge_compute(gcl_ctx_t ctx, const char *name, double flops, double bytes,
                                 gcl_dtype_t type);
 
+/*
+ * ---- The layer-level cost model ----
+ *
+ * A program that knows its layers charges each one, and the simulated IPU's clock advances by
+ * what the layer costs on a GC200 (sim/ipu_cost.h, sim/README.md): AMP time for matrix products
+ * planned over 1472 tiles, vector and SRAM time for the rest, one tile sync and a vertex
+ * overhead per compute set, and the on-chip exchange. The clock's compute, sync and exchange
+ * shares grow by the respective parts. The constants come from the pod (GCL_TOPOLOGY: a preset,
+ * a topology file, or a preset with overrides such as "POD16,amp_efficiency=0.5").
+ */
+typedef enum {
+    GCL_LAYER_MATMUL = 0, /* rows x in by in x out (+ bias): a dense layer */
+    GCL_LAYER_CONV,       /* 2-D convolution, h x w x c_in -> c_out, kernel x kernel, stride, pad */
+    GCL_LAYER_ATTENTION,  /* scores and context of HEADS heads over SEQ tokens of HEAD_DIM */
+    GCL_LAYER_ELEMENTWISE, /* VALUES values, OPS operations each, reading INPUTS tensors */
+    GCL_LAYER_NORM,        /* batch or layer normalisation of VALUES values over CHANNELS */
+    GCL_LAYER_POOL,        /* h x w x c_in, kernel x kernel, stride, pad */
+    GCL_LAYER_EMBEDDING,   /* ROWS token lookups in an IN x OUT table */
+    GCL_LAYER_LOSS,        /* softmax cross-entropy of ROWS predictions over OUT classes */
+} gcl_layer_type_t;
+
+typedef enum { GCL_PASS_FORWARD = 0, GCL_PASS_BACKWARD, GCL_PASS_RECOMPUTE } gcl_pass_t;
+
+/* A layer's shape per unit (one sample, or one pack of samples). Fields a type does not read
+ * stay 0. Initialise with GCL_LAYER_INIT. */
+typedef struct {
+    gcl_layer_type_t type;
+    const char *name;   /* labels the trace slice (NULL: "TYPE PASS") */
+    gcl_dtype_t dtype;  /* GCL_F16 and GCL_BF16 run the AMP at the f16 rate, GCL_F32 at f32 */
+    long rows, in, out; /* matmul; embedding (tokens, vocabulary, width); loss (predictions,
+                           classes in OUT) */
+    long values;        /* elementwise, norm */
+    int h, w, c_in, c_out, kernel, stride, pad; /* conv, pool (pool: channels in c_in) */
+    int heads, seq, head_dim;                   /* attention */
+    int channels;                               /* norm */
+    int ops, inputs;                            /* elementwise */
+    int bias;                                   /* matmul, conv: a bias vector */
+    int no_input_grad; /* 1: the backward pass computes no input gradient (a first layer) */
+} gcl_layer_t;
+
+#define GCL_LAYER_INIT                                                                             \
+    {                                                                                              \
+        GCL_LAYER_MATMUL, NULL, GCL_F16, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0   \
+    }
+
+/*
+ * Charges PASS of LAYER over UNITS units (the micro-batch: samples, or packs of a packed model)
+ * to this IPU's clock. LAYER is read only. Returns GCL_OK, or GCL_ERR_INVALID_ARGUMENT for a NULL
+ * argument, UNITS < 1, an unknown type or pass, or a shape the type cannot take (a missing
+ * dimension, a kernel larger than the padded input, counts beyond 2^62); gcl_ctx_last_error()
+ * then says which field.
+ */
+gcl_status_t gcl_charge_layer(gcl_ctx_t ctx, const gcl_layer_t *layer, gcl_pass_t pass, long units);
+
+typedef enum { GCL_OPTIM_SGD = 0, GCL_OPTIM_MOMENTUM, GCL_OPTIM_ADAM, GCL_OPTIM_LAMB } gcl_optim_t;
+
+/* One weight update (optimizer step) of PARAMS parameters in TENSORS weight tensors. */
+typedef struct {
+    gcl_optim_t optimizer;
+    double params;
+    int tensors;
+    gcl_dtype_t weight_type, grad_type; /* of the weights and of the gradient accumulator */
+    int streaming; /* 1: the optimizer state lives in Streaming Memory (read and written) */
+} gcl_update_t;
+
+/* Charges update U (f32 state) to this IPU's clock. Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT. */
+gcl_status_t gcl_charge_update(gcl_ctx_t ctx, const gcl_update_t *u);
+
+/*
+ * The host data feed (sim/feed.h). Stage 0 of a replica calls it before each micro-batch of
+ * SAMPLES samples: the host servers (HOST_SERVERS, or the pod's default of one per 16 IPUs of
+ * the job when 0) prepare SAMPLES_PER_S samples/s each, and each sample crosses the host's and
+ * the IPU-M2000's RoCE NICs as BYTES_PER_SAMPLE bytes; the replica gets its share of the job's
+ * rate. The first call on an IPU sets its stream up with these numbers; later calls use them.
+ * The IPU waits until the micro-batch is ready, and the wait is host time (host_wait_s).
+ * Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT (a negative number, SAMPLES < 1);
+ * GCL_ERR_NO_HOST_MEMORY.
+ */
+typedef struct {
+    double samples_per_s;    /* per host server; 0: preprocessing never limits */
+    double bytes_per_sample; /* host -> IPU; 0: the links never limit */
+    int host_servers;        /* 0: the pod's default */
+} gcl_sim_feed_t;
+
+gcl_status_t gcl_sim_feed(gcl_ctx_t ctx, const gcl_sim_feed_t *feed, long samples);
+
+/*
+ * Charges this IPU for streaming BYTES to IPU position PEER of its replica over the pod's links:
+ * ceil(BYTES / the route's bottleneck bandwidth), as exchange time (the route's latency is the
+ * message's: send PEER a zero-count gcl_send_start after this charge, and its receive completes
+ * one latency later). This is how a pipeline's activations and gradients are charged
+ * deterministically whatever order the IPU threads run in. Returns GCL_OK or
+ * GCL_ERR_INVALID_ARGUMENT (PEER out of range or this IPU).
+ */
+gcl_status_t gcl_charge_transfer(gcl_ctx_t ctx, int peer, size_t bytes);
+
+/*
+ * ---- Models and plans (what sim-step simulates) ----
+ *
+ * A model is built in ("resnet50", "bert-large") or read from a model file (format in
+ * sim/README.md). A plan splits it over pipeline stages for a job (the balancing rule or the
+ * user's split), says what each stage costs per micro-batch, sends to the next, and holds in
+ * memory. Both are plain data: create them once, read them from every IPU thread.
+ */
+typedef struct gcl_sim_model *gcl_sim_model_t;
+
+/* Opens MODEL; SEQUENCE_LENGTH is BERT's (128 or 512; ignored otherwise). On failure ERR (LEN
+ * bytes) holds one line naming the file, line and layer type (and the supported types for an
+ * unsupported one). Returns GCL_OK, GCL_ERR_INVALID_ARGUMENT or GCL_ERR_NO_HOST_MEMORY. */
+gcl_status_t gcl_sim_model_open(const char *model, int sequence_length, gcl_sim_model_t *out,
+                                char *err, size_t len);
+void gcl_sim_model_free(gcl_sim_model_t m);
+
+typedef struct {
+    const char *name;
+    int layers;
+    double params;                                       /* tied weights counted once */
+    double flops_per_sample;                             /* forward, 2 per multiply-add */
+    int samples_per_unit;                                /* packing: samples per layer unit */
+    double input_bytes;                                  /* per sample, host -> IPU */
+    double host_samples_per_s;                           /* per host server */
+    double dataset_samples;                              /* per epoch (0: unknown) */
+    const char *optimizer, *recompute, *optimizer_state; /* the model's defaults */
+} gcl_sim_model_info_t;
+
+void gcl_sim_model_info(gcl_sim_model_t m, gcl_sim_model_info_t *out);
+/* Layer I (0-based) with pass-independent fields; its name stays valid while M lives. Returns
+ * GCL_OK or GCL_ERR_INVALID_ARGUMENT. */
+gcl_status_t gcl_sim_model_layer(gcl_sim_model_t m, int i, gcl_layer_t *out);
+/* The index of the layer called NAME, or -1. */
+int gcl_sim_model_find(gcl_sim_model_t m, const char *name);
+/* Writes M as a model file to F. Returns GCL_OK or GCL_ERR_SYSTEM. */
+gcl_status_t gcl_sim_model_write(gcl_sim_model_t m, FILE *f);
+
+typedef struct {
+    int stages, replicas;
+    long micro_batch;            /* samples; a multiple of samples_per_unit */
+    int accumulation;            /* micro-batches per step */
+    const char *schedule;        /* "gpipe" or "1f1b"; NULL: 1f1b */
+    const char *recompute;       /* "none", "checkpoints", "stage"; NULL: the model's */
+    const char *optimizer;       /* "sgd", "momentum", "adam", "lamb"; NULL: the model's */
+    const char *optimizer_state; /* "on-chip", "sharded", "streaming"; NULL: the model's
+                                    ("sharded" with one replica is "on-chip") */
+    gcl_dtype_t grad_type;       /* GCL_F16 or GCL_F32 */
+    const int *splits;           /* first layers of stages 1..stages-1; NULL: balancing rule */
+} gcl_sim_plan_config_t;
+
+typedef struct gcl_sim_plan *gcl_sim_plan_t;
+
+/*
+ * Plans M for the job on INST's simulated pod (its cost constants). Returns GCL_OK;
+ * GCL_ERR_INVALID_ARGUMENT for a configuration that cannot be planned (ERR says why);
+ * GCL_ERR_OUT_OF_MEMORY when a stage does not fit its IPU: ERR names the stage, the layer from
+ * which it overflows, the bytes, and the smallest stage count that fits; the plan is still made
+ * (*OUT is set) so its memory can be reported; GCL_ERR_NO_HOST_MEMORY.
+ */
+gcl_status_t gcl_sim_plan_create(gcl_instance_t inst, gcl_sim_model_t m,
+                                 const gcl_sim_plan_config_t *config, gcl_sim_plan_t *out,
+                                 char *err, size_t len);
+void gcl_sim_plan_free(gcl_sim_plan_t p);
+
+typedef struct {
+    const char *schedule, *recompute, *optimizer, *optimizer_state; /* as resolved */
+    long units;                                                     /* units per micro-batch */
+    double bubble;                                                  /* (K-1)/(A+K-1) */
+} gcl_sim_plan_info_t;
+void gcl_sim_plan_info(gcl_sim_plan_t p, gcl_sim_plan_info_t *out);
+
+typedef struct {
+    int first_layer, last_layer; /* layers [first, last) */
+    double weights;              /* values: what the stage's gradient reduction moves */
+    double params;               /* values its optimizer updates (not tied weights) */
+    int tensors;
+    double out_values;                /* values per micro-batch to the next stage (0 on the last) */
+    int in_flight;                    /* micro-batches held at once */
+    double fwd_s, bwd_s, recompute_s; /* per micro-batch, from the cost model */
+    double mem_weights, mem_gradients, mem_optimizer, mem_stash, mem_activations, mem_code;
+    double mem_total, mem_capacity, mem_headroom; /* bytes; headroom < 0: does not fit */
+} gcl_sim_stage_t;
+
+/* Stage S of P. Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT. */
+gcl_status_t gcl_sim_plan_stage(gcl_sim_plan_t p, int s, gcl_sim_stage_t *out);
+/* Stage S's order of passes (2 x accumulation entries): PASS[i] is 'F' or 'B' of micro-batch
+ * MICRO[i]. Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT. */
+gcl_status_t gcl_sim_plan_order(gcl_sim_plan_t p, int s, char *pass, int *micro);
+/* Charges PASS of every layer of stage S of P for one micro-batch (recompute: the forward
+ * again), layer by layer, as gcl_charge_layer would. Returns what that returns. */
+gcl_status_t gcl_sim_charge_stage(gcl_ctx_t ctx, gcl_sim_plan_t p, int s, gcl_pass_t pass);
+
+/* Time to train: ceil(SAMPLES / GLOBAL_BATCH) steps of STEP_S seconds, plus OVERHEAD_S. */
+double gcl_sim_time_to_train(double step_s, long global_batch, double samples, double overhead_s);
+
+/*
+ * The cost model's constants (sim/params.h). Parameter I (0-based) of INST's pod: its key (a
+ * topology-file key and an override), kind ("sourced", "assumed", "fitted"), unit, the pod's
+ * current value, the believed range and its source. Returns 0, or -1 past the last.
+ */
+typedef struct {
+    const char *key, *kind, *unit, *source;
+    double value, lo, hi;
+} gcl_sim_param_t;
+
+int gcl_sim_param(gcl_instance_t inst, int i, gcl_sim_param_t *out);
+
 /* This IPU's simulated clock, in seconds since the start of the job. */
 double gcl_sim_time(gcl_ctx_t ctx);
 
@@ -56,6 +263,7 @@ typedef struct {
     double sync_s;                                    /* synchronisation */
     double idle_s;                                    /* waiting for peers */
     size_t memory_used, memory_peak, memory_capacity; /* simulated SRAM, bytes */
+    double host_wait_s;                               /* waiting for the host feed (gcl_sim_feed) */
 } gcl_sim_stats_t;
 
 /* This IPU's simulated statistics so far. */
@@ -64,6 +272,8 @@ void gcl_sim_stats(gcl_ctx_t ctx, gcl_sim_stats_t *out);
 /* The simulated pod's name ("POD16", or the file's name) and its number of IPUs. */
 const char *gcl_sim_topology(gcl_instance_t inst);
 int gcl_sim_topology_ipus(gcl_instance_t inst);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

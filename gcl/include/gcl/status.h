@@ -28,10 +28,18 @@ typedef enum {
 #undef GCL_STATUS_ENUM
 } gcl_status_t;
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default)
 /* A short description of STATUS ("timed out waiting for a peer"); never NULL. */
 const char *gcl_status_string(gcl_status_t status);
 /* The enumerator's name ("GCL_ERR_TIMEOUT"); never NULL. */
 const char *gcl_status_name(gcl_status_t status);
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
 
 /* Returns from the enclosing function when CALL fails. */
 #define GCL_CHECK(call)                                                                            \

@@ -36,18 +36,30 @@ typedef enum {
     GCL_LOCAL = 8,
 } gcl_redop_t;
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default)
+
 /* Bytes per element of TYPE, or 0 if TYPE is not one. */
 size_t gcl_dtype_size(gcl_dtype_t type);
 /* "f32", "sum", ...; "?" for a value that is not one. */
 const char *gcl_dtype_name(gcl_dtype_t type);
 const char *gcl_redop_name(gcl_redop_t op);
-/* Parse those names. Return 0, or -1 when NAME is not one. */
+/* Parse those names, in any case. gcl_redop_parse also takes GCL's CollectiveOperator names
+ * (ADD for sum, MEAN, MUL, MIN, MAX, SQUARE_ADD, LOGICAL_AND, LOGICAL_OR, LOCAL). Return 0, or
+ * -1 when NAME is not one. */
 int gcl_dtype_parse(const char *name, gcl_dtype_t *out);
 int gcl_redop_parse(const char *name, gcl_redop_t *out);
 /* Whether OP can reduce elements of TYPE, by the table above (what the reducing collectives
  * accept). Returns 0, or -1 with *WHY (when WHY is not NULL) pointing to a static sentence that
  * says why not ("mean is defined on floating-point types only ..."). */
 int gcl_redop_check(gcl_dtype_t type, gcl_redop_t op, const char **why);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
 
 /*
  * Replica groups, as GCL's CommGroup. With N replicas:
@@ -84,9 +96,17 @@ static inline gcl_group_t gcl_group_orthogonal(int size)
     return g;
 }
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default)
 /* Parses "all", "consecutive:K" or "orthogonal:K". Returns 0, or -1. */
 int gcl_group_parse(const char *text, gcl_group_t *out);
 /* Formats GROUP as gcl_group_parse takes it; returns BUF. */
 char *gcl_group_format(gcl_group_t group, char *buf, size_t len);
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* GCL_TYPES_H */

@@ -10,8 +10,9 @@
  *   exchange - moving data over IPU-Links and GW-Links, from send to arrival;
  *   sync     - synchronisations (sim_sync_time());
  *   idle     - waiting for a peer that is behind (receive before the data could arrive, or the
- *              tail until the slowest IPU of the run finishes).
- * sim_stats_advance() and sim_stats_advance_to() keep clock == the sum of the four.
+ *              tail until the slowest IPU of the run finishes);
+ *   host     - waiting for the host servers' data feed (sim/feed.h).
+ * sim_stats_advance() and sim_stats_advance_to() keep clock == the sum of the five.
  *
  * The outputs print cycles of the device's tile clock (floor of each value separately, so the
  * printed parts may sum to one or two cycles less than the printed total).
@@ -31,10 +32,11 @@ typedef enum sim_activity {
     SIM_ACT_EXCHANGE = 1,
     SIM_ACT_SYNC = 2,
     SIM_ACT_IDLE = 3,
+    SIM_ACT_HOST = 4,
     SIM_ACT_COUNT
 } sim_activity_t;
 
-/* "compute", "exchange", "sync", "idle" ("unknown" out of range). */
+/* "compute", "exchange", "sync", "idle", "host" ("unknown" out of range). */
 const char *sim_activity_name(sim_activity_t a);
 
 typedef struct sim_ipu_stats {
@@ -46,7 +48,7 @@ typedef struct sim_ipu_stats {
     {                                                                                              \
         0,                                                                                         \
         {                                                                                          \
-            0, 0, 0, 0                                                                             \
+            0, 0, 0, 0, 0                                                                          \
         }                                                                                          \
     }
 

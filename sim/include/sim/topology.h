@@ -58,6 +58,8 @@
  *   gwlink_latency_ns X         ns per GW-Link hop                               (default 3000)
  *   sync_latency_ns X           ns per synchronisation inside an ILD             (default 1000)
  *   gw_sync_latency_ns X        ns added to a synchronisation that spans ILDs    (default 5000)
+ *   KEY X                       any cost-model constant of sim/params.h (amp_efficiency,
+ *                               compute_set_overhead_ns, host_servers, ...), once each
  * X is a decimal with at most 3 fractional digits; bandwidths lie in 0.001 .. 1000000 GB/s,
  * latencies in 0 .. 1000000000 ns. Lines are at most 255 characters; a file has at most 100000
  * lines and 65536 link lines. Any other line is an error that names the file and the line.
@@ -69,6 +71,7 @@
 #include <stdint.h>
 
 #include "sim/device.h"
+#include "sim/ipu_cost.h"
 #include "sim/time.h"
 
 typedef struct sim_topology sim_topology_t;
@@ -81,8 +84,15 @@ int sim_topology_preset(const char *name, sim_topology_t **out, char *err, size_
  * the file and line in ERR. */
 int sim_topology_load(const char *path, sim_topology_t **out, char *err, size_t errlen);
 
-/* A preset name if SPEC is one, else a file path: what GCL_TOPOLOGY and poprun --topology take. */
+/* A preset name if SPEC is one, else a file path: what GCL_TOPOLOGY and poprun --topology take.
+ * Either may be followed by ","-separated KEY=VALUE settings that replace the preset's or the
+ * file's values: "POD64,ipulink_latency_ns=700,amp_efficiency=0.5" (any file key but name,
+ * ipus, ild_size, wiring and link; sim-step --sensitivity runs its variants this way). */
 int sim_topology_open(const char *spec, sim_topology_t **out, char *err, size_t errlen);
+
+/* The IPU cost model's and host feed's constants of the pod (sim/ipu_cost.h, sim/params.h):
+ * the defaults, or what the file or the overrides set. */
+const sim_cost_params_t *sim_topology_cost(const sim_topology_t *t);
 
 /* The smallest preset that holds NUM_IPUS IPUs, or NULL when none does (more than 256). */
 /* (Also NULL when NUM_IPUS < 1.) */

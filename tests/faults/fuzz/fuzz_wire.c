@@ -27,7 +27,7 @@ static void check_accepted(const gcl_wire_header_t *h)
     int p2p = s->coll == 0xff;
     if (memcmp(h->token, job_token, 16) != 0 || (!p2p && s->coll >= COLL_COLLECTIVE_COUNT) ||
         s->dtype >= COLL_DTYPE_COUNT || s->op >= COLL_REDOP_COUNT || s->gkind > 2 ||
-        (!p2p && (s->gsize < 1 || s->root < -1 || s->root >= s->gsize)) || s->reserved != 0 ||
+        (!p2p && (s->gsize < 1 || s->root < -1 || s->root >= s->gsize)) ||
         h->total % coll_dtype_size((coll_dtype_t)s->dtype) != 0 || h->sim_time < h->sim_send)
         abort(); /* accepted a header that cannot exist */
 }

@@ -158,10 +158,10 @@ static void test_larger_groups(void **state)
 static void test_registry(void **state)
 {
     (void)state;
-    static const char *const names[] = {"ring", "recursive_halving", "direct"};
+    static const char *const names[] = {"ring", "recursive_halving", "direct", "canonical"};
     size_t n;
     const coll_algo_t *const *list = coll_algo_list(COLL_REDUCE_SCATTER, &n);
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 4);
     for (size_t i = 0; i < n; i++) {
         assert_ptr_equal(coll_algo_find(COLL_REDUCE_SCATTER, names[i]), list[i]);
         assert_int_equal(list[i]->coll, COLL_REDUCE_SCATTER);

@@ -103,7 +103,7 @@ static gcl_status_t sweep_program(gcl_ctx_t ctx, void *arg)
 static void run_sweep(int replicas, int ipr, gcl_group_t g, size_t count, gcl_dtype_t t,
                       gcl_redop_t op)
 {
-    gcl_config_t cfg = {replicas, ipr};
+    gcl_config_t cfg = {.num_replicas = replicas, .ipus_per_replica = ipr};
     gcl_instance_t inst;
     assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
     sweep_t s = {.group = g, .count = count, .type = t, .op = op};
@@ -144,9 +144,53 @@ typedef struct {
     int mode;
     gcl_status_t status[8];
     char text[8][512];
+    atomic_int returned; /* replicas whose call has returned */
 } fault_t;
 
-enum { LATE_REPLICA, LEAVING_REPLICA, FAILING_REPLICA, BAD_ARGUMENTS };
+enum {
+    LATE_REPLICA,
+    LEAVING_REPLICA,
+    FAILING_REPLICA,
+    BAD_ARGUMENTS,
+    POLL_LEAVING,
+    POLL_LATE,
+    POLL_SLOWLY
+};
+
+/* The all_reduce started and completed by polling gcl_test, SLEEP_US between polls; gives up
+ * (GCL_ERR_INTERNAL: the checks never ended it) after 20 s. */
+static gcl_status_t poll_all_reduce(gcl_comm_t comm, float *x, int sleep_us)
+{
+    gcl_request_t req;
+    GCL_CHECK(gcl_all_reduce_start(comm, x, x, 16, GCL_F32, GCL_SUM, &req));
+    for (long waited_us = 0; waited_us < 20 * 1000 * 1000; waited_us += sleep_us + 1) {
+        int done = 0;
+        gcl_status_t rc = gcl_test(req, &done);
+        if (done)
+            return rc;
+        usleep((useconds_t)sleep_us);
+    }
+    return GCL_ERR_INTERNAL;
+}
+
+/* The late replica of LATE_REPLICA and POLL_LATE comes only once every other replica's call
+ * has returned (at most 30 s): later than GCL_TIMEOUT_S however slow the machine (a fixed
+ * sleep was not, under ThreadSanitizer on a loaded machine). */
+static void come_late(fault_t *f, int replicas)
+{
+    for (int waited_ms = 0; atomic_load(&f->returned) < replicas - 1 && waited_ms < 30000;
+         waited_ms += 10)
+        usleep(10 * 1000);
+}
+
+/* Records replica ME's result. */
+static gcl_status_t record(fault_t *f, int me, gcl_comm_t comm, gcl_status_t rc)
+{
+    f->status[me] = rc;
+    snprintf(f->text[me], sizeof f->text[me], "%s", gcl_last_error(comm));
+    atomic_fetch_add(&f->returned, 1);
+    return rc;
+}
 
 static gcl_status_t fault_program(gcl_ctx_t ctx, void *arg)
 {
@@ -156,10 +200,16 @@ static gcl_status_t fault_program(gcl_ctx_t ctx, void *arg)
     GCL_CHECK(gcl_comm_create(ctx, gcl_group_all(), &comm));
     float x[16] = {0};
     gcl_status_t rc;
-    if (f->mode == LATE_REPLICA && me == 0)
-        usleep(1500 * 1000); /* longer than GCL_TIMEOUT_S */
-    if (f->mode == LEAVING_REPLICA && me == 1)
+    if ((f->mode == LATE_REPLICA || f->mode == POLL_LATE) && me == 0)
+        come_late(f, gcl_ctx_num_replicas(ctx));
+    if (f->mode == POLL_SLOWLY && me == 0)
+        usleep(1500 * 1000); /* the others poll slowly meanwhile: not a stall */
+    if ((f->mode == LEAVING_REPLICA || f->mode == POLL_LEAVING) && me == 1)
         return GCL_OK; /* leaves without the collective */
+    if (f->mode >= POLL_LEAVING) {
+        rc = poll_all_reduce(comm, x, f->mode == POLL_SLOWLY ? 500 * 1000 : 100);
+        return record(f, me, comm, rc);
+    }
     if (f->mode == FAILING_REPLICA && me == 2)
         return GCL_ERR_INTERNAL;
     if (f->mode == BAD_ARGUMENTS) {
@@ -174,15 +224,12 @@ static gcl_status_t fault_program(gcl_ctx_t ctx, void *arg)
             f->status[me] = GCL_ERR_INTERNAL;
         return GCL_OK;
     }
-    rc = gcl_all_reduce(comm, x, x, 16, GCL_F32, GCL_SUM);
-    f->status[me] = rc;
-    snprintf(f->text[me], sizeof f->text[me], "%s", gcl_last_error(comm));
-    return rc;
+    return record(f, me, comm, gcl_all_reduce(comm, x, x, 16, GCL_F32, GCL_SUM));
 }
 
 static gcl_status_t run_fault(fault_t *f, int replicas)
 {
-    gcl_config_t cfg = {replicas, 1};
+    gcl_config_t cfg = {.num_replicas = replicas, .ipus_per_replica = 1};
     gcl_instance_t inst;
     assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
     gcl_status_t rc = gcl_run(inst, fault_program, f);
@@ -211,18 +258,67 @@ static void test_timeout_names_the_late_replica(void **state)
     assert_true(timeouts >= 1);
 }
 
+/* Replicas 0 and 2 of 3 failed because replica 1 returned without the call: at least one of
+ * them says so (the other may be aborted by it, or fail with its failure). */
+static void assert_leaver_named(const fault_t *f)
+{
+    int named = 0;
+    for (int r = 0; r < 3; r += 2) {
+        assert_true(f->status[r] == GCL_ERR_PEER_FAILED || f->status[r] == GCL_ERR_ABORTED);
+        named += f->status[r] == GCL_ERR_PEER_FAILED &&
+                 strstr(f->text[r], "replica 1 (instance 0") &&
+                 strstr(f->text[r], "returned from its program");
+    }
+    assert_true(named >= 1);
+}
+
 static void test_leaving_replica_is_named(void **state)
 {
     (void)state;
     fault_t f = {.mode = LEAVING_REPLICA};
     assert_int_not_equal(run_fault(&f, 3), GCL_OK);
-    int named = 0;
-    for (int r = 0; r < 3; r += 2) {
-        assert_true(f.status[r] == GCL_ERR_PEER_FAILED || f.status[r] == GCL_ERR_ABORTED);
-        named += f.status[r] == GCL_ERR_PEER_FAILED && strstr(f.text[r], "replica 1 (instance 0") &&
-                 strstr(f.text[r], "returned from its program");
+    assert_leaver_named(&f);
+}
+
+/* gcl_test makes gcl_wait's checks: a poll loop ends with the peer's failure or the timeout. */
+static void test_polling_sees_a_leaving_replica(void **state)
+{
+    (void)state;
+    setenv("GCL_TIMEOUT_S", "60", 1);
+    fault_t f = {.mode = POLL_LEAVING};
+    assert_int_not_equal(run_fault(&f, 3), GCL_OK);
+    unsetenv("GCL_TIMEOUT_S");
+    assert_leaver_named(&f);
+}
+
+static void test_polling_times_out(void **state)
+{
+    (void)state;
+    setenv("GCL_TIMEOUT_S", "0.3", 1);
+    fault_t f = {.mode = POLL_LATE};
+    assert_int_not_equal(run_fault(&f, 4), GCL_OK);
+    unsetenv("GCL_TIMEOUT_S");
+    int timeouts = 0;
+    for (int r = 1; r < 4; r++) {
+        assert_true(f.status[r] == GCL_ERR_TIMEOUT || f.status[r] == GCL_ERR_ABORTED);
+        timeouts += f.status[r] == GCL_ERR_TIMEOUT &&
+                    strstr(f.text[r], "not in this call yet: replica 0 (instance 0");
     }
-    assert_true(named >= 1);
+    assert_true(timeouts >= 1);
+}
+
+/* Polls 0.5 s apart while replica 0 is 1.5 s late, with a 1 s timeout: the time between polls
+ * is the program's, not a stall, and the call succeeds. */
+static void test_slow_polling_is_not_a_stall(void **state)
+{
+    (void)state;
+    setenv("GCL_TIMEOUT_S", "1", 1);
+    fault_t f = {.mode = POLL_SLOWLY};
+    gcl_status_t rc = run_fault(&f, 3);
+    unsetenv("GCL_TIMEOUT_S");
+    for (int r = 1; r < 3; r++)
+        assert_int_equal(f.status[r], GCL_OK);
+    assert_int_equal(rc, GCL_OK);
 }
 
 static void test_failing_replica_aborts_the_rest(void **state)
@@ -254,7 +350,7 @@ static void test_init_rejects_bad_environment(void **state)
     assert_int_equal(gcl_init(NULL, &inst), GCL_ERR_INVALID_ARGUMENT);
     assert_null(inst);
     unsetenv("GCL_TIMEOUT_S");
-    gcl_config_t cfg = {-1, 1};
+    gcl_config_t cfg = {.num_replicas = -1, .ipus_per_replica = 1};
     assert_int_equal(gcl_init(&cfg, &inst), GCL_ERR_INVALID_ARGUMENT);
 }
 
@@ -264,6 +360,9 @@ int main(void)
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_timeout_names_the_late_replica),
         cmocka_unit_test(test_leaving_replica_is_named),
+        cmocka_unit_test(test_polling_sees_a_leaving_replica),
+        cmocka_unit_test(test_polling_times_out),
+        cmocka_unit_test(test_slow_polling_is_not_a_stall),
         cmocka_unit_test(test_failing_replica_aborts_the_rest),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_init_rejects_bad_environment),

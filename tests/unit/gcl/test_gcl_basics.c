@@ -79,7 +79,7 @@ static void test_popdist(void **state)
     assert_int_equal(popdist_is_set(), 0);
     assert_int_equal(popdist_num_instances(), 1);
     assert_int_equal(popdist_num_total_replicas(), 1);
-    assert_int_equal(gcl_popdist_read(&pd, 6, 2, err, sizeof err), GCL_OK);
+    assert_int_equal(gcl_popdist_read(&pd, 6, 2, 0, err, sizeof err), GCL_OK);
     assert_int_equal(pd.num_total_replicas, 6);
     assert_int_equal(pd.num_local_replicas, 6);
     assert_int_equal(pd.ipus_per_replica, 2);
@@ -92,19 +92,19 @@ static void test_popdist(void **state)
     setenv("POPDIST_NUM_IPUS_PER_REPLICA", "1", 1);
     assert_int_equal(popdist_is_set(), 1);
     assert_int_equal(popdist_replica_index_offset(), 8);
-    assert_int_equal(gcl_popdist_read(&pd, 0, 0, err, sizeof err), GCL_OK);
+    assert_int_equal(gcl_popdist_read(&pd, 0, 0, 0, err, sizeof err), GCL_OK);
     assert_int_equal(pd.replica_offset, 8);
     assert_int_equal(pd.instance_index, 2);
 
     setenv("POPDIST_INSTANCE_INDEX", "4", 1);
-    assert_int_equal(gcl_popdist_read(&pd, 0, 0, err, sizeof err), GCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gcl_popdist_read(&pd, 0, 0, 0, err, sizeof err), GCL_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(err, "POPDIST_INSTANCE_INDEX"));
     setenv("POPDIST_INSTANCE_INDEX", "x", 1);
-    assert_int_equal(gcl_popdist_read(&pd, 0, 0, err, sizeof err), GCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gcl_popdist_read(&pd, 0, 0, 0, err, sizeof err), GCL_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(err, "\"x\""));
     setenv("POPDIST_INSTANCE_INDEX", "3", 1);
     setenv("POPDIST_REPLICA_INDEX_OFFSET", "14", 1);
-    assert_int_equal(gcl_popdist_read(&pd, 0, 0, err, sizeof err), GCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gcl_popdist_read(&pd, 0, 0, 0, err, sizeof err), GCL_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(err, "exceeds"));
     clear_popdist();
 }

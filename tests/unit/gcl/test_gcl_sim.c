@@ -47,7 +47,7 @@ static void run_ring(ring_t *r, int replicas, const char *topology)
     setenv("GCL_TOPOLOGY", topology, 1);
     if (r->phantom)
         setenv("GCL_SIM_PHANTOM", "1", 1);
-    gcl_config_t cfg = {replicas, 1};
+    gcl_config_t cfg = {.num_replicas = replicas, .ipus_per_replica = 1};
     gcl_instance_t inst;
     assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
     assert_int_equal(gcl_run(inst, ring_program, r), GCL_OK);
@@ -180,7 +180,7 @@ static void test_host_direct_matches_messages(void **state)
         paths_t p = {.count = counts[c]};
         /* Each path in a fresh instance, so both start from the same clocks. */
         for (p.path = 0; p.path < 2; p.path++) {
-            gcl_config_t cfg = {6, 1};
+            gcl_config_t cfg = {.num_replicas = 6, .ipus_per_replica = 1};
             gcl_instance_t inst;
             setenv("GCL_TOPOLOGY", "POD16", 1);
             assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
@@ -230,7 +230,7 @@ static void test_memory_and_compute(void **state)
     for (int phantom = 0; phantom < 2; phantom++) {
         if (phantom)
             setenv("GCL_SIM_PHANTOM", "1", 1);
-        gcl_config_t cfg = {1, 1};
+        gcl_config_t cfg = {.num_replicas = 1, .ipus_per_replica = 1};
         gcl_instance_t inst;
         assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
         mem_t m = {0};
@@ -249,7 +249,7 @@ static void test_memory_and_compute(void **state)
 static void test_too_many_ipus(void **state)
 {
     (void)state;
-    gcl_config_t cfg = {32, 1};
+    gcl_config_t cfg = {.num_replicas = 32, .ipus_per_replica = 1};
     gcl_instance_t inst;
     setenv("GCL_TOPOLOGY", "POD16", 1);
     assert_int_equal(gcl_init(&cfg, &inst), GCL_ERR_INVALID_ARGUMENT);

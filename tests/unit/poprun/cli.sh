@@ -56,6 +56,10 @@ expect_usage_error "unknown topology" \
   "--topology POD32: not a preset (M2000, POD16, POD64, POD128, POD256) and not a file" \
   --topology POD32 "$PROBE"
 expect_usage_error "missing value" "--num-replicas needs a value" --num-replicas
+expect_usage_error "bad graceful timeout" \
+  "--graceful-timeout must be a non-negative integer, not '1.5'" --graceful-timeout 1.5 "$PROBE"
+expect_usage_error "bad max restarts" "--max-restarts must be a non-negative integer, not '-1'" \
+  --max-restarts -1 "$PROBE"
 expect_usage_error "bad quoting" "--mpi-global-args: unterminated double quote" \
   --mpi-global-args '--mca "x' "$PROBE"
 printf 'num-replicas = 4\nnum-instances = three\n' >"$tmp/bad.conf"
@@ -63,13 +67,94 @@ expect_usage_error "bad config" \
   "$tmp/bad.conf:2: --num-instances must be a positive integer, not 'three'" \
   --import-config "$tmp/bad.conf" "$PROBE"
 
-# --- --help and --version -------------------------------------------------------------------
+# --- a malformed value of every option: one line, exit 2 -------------------------------------
+expect_usage_error "bad --num-ilds" "--num-ilds must be a positive integer, not 'x'" \
+  --num-ilds x "$PROBE"
+expect_usage_error "bad --only-output-from-instance" \
+  "--only-output-from-instance must be a non-negative integer, not 'one'" \
+  --only-output-from-instance one "$PROBE"
+expect_usage_error "bad --host" "malformed host list 'h[2-1]': range 2-1 runs backwards" \
+  --host 'h[2-1]' "$PROBE"
+expect_usage_error "bad --hostfile" "cannot read hostfile /nonexistent/hosts: No such file or directory" \
+  --hostfile /nonexistent/hosts "$PROBE"
+expect_usage_error "bad --mpi-local-args" "--mpi-local-args: ends with a lone backslash" \
+  --mpi-local-args 'a\' "$PROBE"
+expect_usage_error "bad -x" \
+  "-x takes NAME or NAME=VALUE (NAME of letters, digits and '_'), not '=v'" -x =v "$PROBE"
+expect_usage_error "-x without value" "-x needs a value" -x
+for b in numa-aware print-topology offline-mode allow-run-as-root update-partition \
+  reset-partition remove-partition synchronise-python-venv synchronise-poplar-sdk \
+  distribute-ssh-key dry-run vv help version; do
+  expect_usage_error "bad --$b" \
+    "--$b takes a boolean (1/0, yes/no, on/off, true/false), not 'maybe'" "--$b=maybe" "$PROBE"
+done
+expect_usage_error "bad --process-placement" \
+  "--process-placement takes one of spreadnuma,disabled, not 'roundrobin'" \
+  --process-placement roundrobin "$PROBE"
+expect_usage_error "bad --version-format" "--version-format takes one of text,json, not 'yaml'" \
+  --version-format=yaml --version
+expect_usage_error "bad --vipu-server-host" \
+  "--vipu-server-host must be a host name or an IP address, not 'a b'" \
+  --vipu-server-host 'a b' "$PROBE"
+expect_usage_error "bad --vipu-server-port" \
+  "--vipu-server-port must be a port from 1 to 65535, not '80a'" --vipu-server-port 80a "$PROBE"
+expect_usage_error "bad --vipu-server-timeout" \
+  "--vipu-server-timeout must be a positive number of seconds, not '0'" \
+  --vipu-server-timeout=0 "$PROBE"
+for v in vipu-partition vipu-cluster vipu-allocation; do
+  expect_usage_error "bad --$v" \
+    "--$v must be a name of letters, digits, '.', '_' and '-', not 'p/64'" "--$v=p/64" "$PROBE"
+done
+expect_usage_error "bad --host-subnet" \
+  "--host-subnet must be a subnet such as 10.5.0.0/16 or an interface name, not '10.5.0/16'" \
+  --host-subnet 10.5.0/16 "$PROBE"
+expect_usage_error "empty --executable-cache-path" \
+  "--executable-cache-path needs a non-empty path" --executable-cache-path= "$PROBE"
+expect_usage_error "--executable-cache-path on a file" \
+  "--executable-cache-path $tmp/data.txt is not a directory" \
+  --executable-cache-path "$tmp/data.txt" "$PROBE"
+expect_usage_error "bad --verbose" "--verbose takes a level from 0 to 9, not 'lots'" \
+  --verbose=lots "$PROBE"
+expect_usage_error "bad --export-config" "--export-config needs a non-empty path" \
+  --export-config= "$PROBE"
+expect_usage_error "bad --import-config" \
+  "cannot read config /nonexistent.conf: No such file or directory" \
+  --import-config /nonexistent.conf "$PROBE"
+if [ "$(id -u)" -eq 0 ]; then
+  expect_usage_error "root with --allow-run-as-root=no" \
+    "refusing to run as root: --allow-run-as-root is off (leave it out, or say --allow-run-as-root=yes)" \
+    --allow-run-as-root=no "$PROBE"
+fi
+
+# --- --help, the README's table, --version ---------------------------------------------------
+run "$POPRUN" --_help-markdown
+cp "$tmp/out" "$tmp/table"
+missing=""
 run "$POPRUN" --help
+while IFS= read -r opt; do
+  grep -q -- "^  .*$opt\( \|\$\)" "$tmp/out" || missing="$missing $opt"
+done < <(grep '^| `-' "$tmp/table" | cut -d'|' -f2 | grep -o -- '--[a-z][a-z-]*')
+rows=$(grep -c '^| `-' "$tmp/table")
 if [ "$rc" -eq 0 ] && grep -q '^Usage: poprun \[options\] PROGRAM' "$tmp/out" &&
-  [ "$(grep -c -- '^  -' "$tmp/out")" -eq 19 ]; then
-  ok "--help lists every option"
+  [ -z "$missing" ] && [ "$(grep -c -- '^  -' "$tmp/out")" -eq "$rows" ] && [ "$rows" -ge 38 ]; then
+  ok "--help lists every option ($rows), each with PopRun's meaning and ours"
 else
-  bad "--help" "exit $rc" "$(cat "$tmp/out")"
+  bad "--help" "exit $rc, missing:$missing, rows $rows" "$(head -20 "$tmp/out")"
+fi
+for readme in poprun/README.md README.md; do
+  path="$(dirname "$0")/../../../$readme"
+  if python3 -c 'import sys; sys.exit(open(sys.argv[2]).read().find(open(sys.argv[1]).read()) < 0)' \
+    "$tmp/table" "$path"; then
+    ok "$readme holds the option table of poprun --_help-markdown"
+  else
+    bad "$readme option table" "regenerate it with: poprun --_help-markdown"
+  fi
+done
+run "$POPRUN" --version --version-format json
+if [ "$rc" -eq 0 ] && grep -Eq '^\{"name": "poprun", "version": "[0-9]+\.[0-9]+\.[0-9]+",' "$tmp/out"; then
+  ok "--version-format json"
+else
+  bad "--version-format json" "$(cat "$tmp/out")"
 fi
 run "$POPRUN" --version
 if [ "$rc" -eq 0 ] && grep -Eq '^poprun [0-9]+\.[0-9]+\.[0-9]+ ' "$tmp/out"; then
@@ -94,7 +179,7 @@ h1    0    1         4-7        4-7
 h2    0    2         8-11       8-11
 h2    0    3         12-15      12-15
 mpirun command:
-mpirun ${root_flag}--oversubscribe --bind-to none --host h1:2,h2:2 --map-by slot --mca btl tcp,self -x 'A=a b' -np 4 $POPRUN --_instance TOKEN --num-replicas 16 --num-instances 4 --ipus-per-replica 1 --num-ilds 1 --topology POD16 --host h1,h2 --only-output-from-instance 1 -- $probe_abs --sleep 1
+mpirun ${root_flag}--oversubscribe --bind-to none --host h1:2,h2:2 --map-by slot --mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3 --mca btl tcp,self -x 'A=a b' -np 4 $POPRUN --_instance TOKEN --num-replicas 16 --num-instances 4 --ipus-per-replica 1 --num-ilds 1 --topology POD16 --host h1,h2 --only-output-from-instance 1 -- $probe_abs --sleep 1
 WANT
 expect_rc "dry-run" 0
 expect_same "dry-run output" "$tmp/want" "$tmp/got"
@@ -111,6 +196,14 @@ localhost  1    2         4-5        64-95
 localhost  1    3         6-7        96-127
 WANT
 expect_same "dry-run over two IPU-Link domains" "$tmp/want" "$tmp/got"
+
+# --max-restarts: mpirun passes the restart count on to every host.
+run "$POPRUN" --dry-run --max-restarts 2 --num-instances 2 --num-replicas 2 "$PROBE"
+if grep -q -- "^mpirun ${root_flag}--oversubscribe --bind-to none -x POPDIST_RESTART_COUNT -np 2 " "$tmp/out"; then
+  ok "--max-restarts: -x POPDIST_RESTART_COUNT"
+else
+  bad "--max-restarts" "$(cat "$tmp/out" "$tmp/err")"
+fi
 
 printf '# our cluster\nnode1 slots=2\nnode2\n' >"$tmp/hosts"
 run "$POPRUN" --dry-run --hostfile "$tmp/hosts" --num-instances 2 --num-replicas 2 "$PROBE"
@@ -134,6 +227,25 @@ if grep -q 'job: 8 replicas' "$tmp/out" && ! grep -q -- '--offline-mode' "$tmp/o
   ok "command line overrides the config file"
 else
   bad "command line overrides the config file" "$(cat "$tmp/out" "$tmp/err")"
+fi
+
+# --- options that do something here, and those that are only reported --------------------------
+run "$POPRUN" --dry-run --host-subnet 10.77.0.0/24 -x A=1 --mpi-local-args "-x B" \
+  --mpi-local-args=-x\ C --process-placement spreadnuma --executable-cache-path "$tmp/cache" \
+  --vipu-partition p64 --vipu-partition p65 --update-partition=no --vipu-server-timeout 300 \
+  --num-replicas 4 --num-instances 2 "$PROBE"
+cat >"$tmp/want" <<'WANT'
+poprun: --vipu-server-timeout has no effect on simulated IPUs
+poprun: --vipu-partition has no effect on simulated IPUs
+poprun: --update-partition has no effect on simulated IPUs
+WANT
+expect_same "V-IPU options are reported once each" "$tmp/want" "$tmp/err"
+if grep -q -- "--mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 -np 2 -x A=1 -x B -x C " "$tmp/out" &&
+  grep -q -- "--process-placement=spreadnuma --host-subnet 10.77.0.0/24 --executable-cache-path $tmp/cache -- " "$tmp/out" &&
+  [ ! -e "$tmp/cache" ]; then
+  ok "--host-subnet, -x, repeated --mpi-local-args, placement and cache path reach mpirun"
+else
+  bad "options reach mpirun" "$(cat "$tmp/out")"
 fi
 
 finish

@@ -22,11 +22,20 @@ if [ "$rc" -eq 77 ]; then
 fi
 expect_rc "netns-cluster 1 -- true" 0
 
-namespaces_before=$(ip netns list | wc -l)
+# Every cluster this test starts names its run on stderr ("..., run ID"): at the end, none of
+# their namespaces or files may be left. (Other jobs' clusters come and go meanwhile: counting
+# all namespaces would blame them on this test.)
+run_ids=()
+note_run() {
+  local id
+  id=$(sed -n 's/^netns-cluster: hosts .*, run \([0-9a-z]*\)$/\1/p' "$1" | head -1)
+  [ -z "$id" ] || run_ids+=("$id")
+}
 
 # --- 16 replicas, 4 instances on h1,h2 --------------------------------------------------------
 run timeout 120 "$CLUSTER" 2 -- "$POPRUN" -H h1,h2 --num-instances 4 --num-replicas 16 "$PROBE" \
   --netns
+note_run "$tmp/err"
 expect_rc "poprun -H h1,h2" 0
 sed -E 's/ netns=.*//' "$tmp/out" | sort >"$tmp/got"
 for i in 0 1 2 3; do
@@ -46,6 +55,7 @@ fi
 # The data went over the veths: h2's port carried traffic.
 run timeout 120 "$CLUSTER" 2 -- bash -c '"$0" -H h1,h2 --num-instances 2 --num-replicas 2 "$1" &&
   ip -n "$NETNS_CLUSTER_ID-h2" -s -j link show eth0' "$POPRUN" "$PROBE"
+note_run "$tmp/err"
 rx=$(grep -o '"rx":{"bytes":[0-9]*' "$tmp/out" | grep -o '[0-9]*$' || echo 0)
 if [ "$rc" -eq 0 ] && [ "${rx:-0}" -gt 1000 ]; then
   ok "h2 received $rx bytes over its veth"
@@ -56,6 +66,7 @@ fi
 # --- a failure on h2 ---------------------------------------------------------------------------
 run timeout 120 "$CLUSTER" 2 -- "$POPRUN" -H h1,h2 --num-instances 4 --num-replicas 4 "$PROBE" \
   --on 3 --exit 4 --others-sleep 60
+note_run "$tmp/err"
 expect_rc "instance 3 fails on h2" 4
 if grep -q '^poprun: instance 3 (host h2) exited with status 4$' "$tmp/err"; then
   ok "failure names instance 3 and host h2"
@@ -78,21 +89,34 @@ wait "$pid"
 rc=$?
 set -e
 expect_rc "SIGTERM to netns-cluster" 143
+note_run "$tmp/err"
 sleep 1
 left=$(ps -eo args= | grep -c "$tag" | tr -d ' ' || true)
 if [ "$left" -le 1 ]; then ok "no process left after SIGTERM"; else
   bad "processes left" "$(ps -eo pid,args | grep "$tag")"; fi
 
 # --- nothing left behind -----------------------------------------------------------------------
-if [ "$(ip netns list | wc -l)" -eq "$namespaces_before" ] && ! ls /tmp | grep -q '^netns-cluster\.'; then
-  ok "no namespace or file left behind"
+left=""
+for id in "${run_ids[@]}"; do
+  left+=$(ip netns list | grep "^$id-" || true)
+  left+=$(find /tmp -maxdepth 1 -name "netns-cluster.$id.*" 2>/dev/null || true)
+done
+if [ "${#run_ids[@]}" -eq 4 ] && [ -z "$left" ]; then
+  ok "no namespace or file of the ${#run_ids[@]} clusters left behind"
 else
-  bad "left behind" "$(ip netns list)" "$(ls /tmp | grep netns-cluster)"
+  bad "left behind" "runs: ${run_ids[*]}" "$left"
 fi
 
-# Not root: a clear skip.
+# Not root: a clear skip. The unprivileged user runs a copy of the script in a directory it can
+# reach: the checkout may lie under a directory only root may enter (a clone in root's home, or
+# under mktemp -d), where it could not even start the script (exit 126).
 if command -v setpriv >/dev/null 2>&1; then
-  run setpriv --reuid=65534 --regid=65534 --clear-groups "$CLUSTER" 1 -- true
+  pub=$(mktemp -d /tmp/netns-skip.XXXXXX)
+  chmod 755 "$pub"
+  install -m 755 "$CLUSTER" "$pub/netns-cluster"
+  run bash -c 'cd / && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$1" 1 -- true' \
+    sh "$pub/netns-cluster"
+  rm -rf "$pub"
   if [ "$rc" -eq 77 ] && grep -q '^netns-cluster: skip: needs root' "$tmp/err"; then
     ok "skip (77) when not root"
   else

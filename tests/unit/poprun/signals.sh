@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Signals and strays: SIGTERM or Ctrl-C (SIGINT) to poprun ends every instance; a second SIGINT
-# kills mpirun hard and the instances still go; a failing instance ends the others, also when it
+# Signals and strays: SIGTERM or Ctrl-C (SIGINT) to poprun ends every instance, gracefully (each
+# program gets the signal and ends by itself; one that does not is killed after
+# --graceful-timeout); a second SIGINT kills mpirun hard and the instances still go; a failing instance ends the others, also when it
 # is its wrapper that gets killed (poprun names it from mpirun's notice). Afterwards no process of
 # the job is left, and poprun has reaped its children.
 #
@@ -65,6 +66,54 @@ for sig in TERM INT HUP; do
   fi
   wait_gone "SIG$sig" 10
 done
+
+# The graceful stop: every program gets SIGTERM (SIGINT for SIGINT) from its wrapper, not the
+# SIGUSR1/SIGUSR2 that carried it, and ends by itself: here a second after the signal, with 143
+# (130). poprun waits for them, and no instance is reported as failed.
+for sig in TERM INT; do
+  start --num-replicas 2 --num-instances 2 bash -c "trap 'echo got USR1' USR1; trap 'echo got USR2' USR2
+    trap 'echo got TERM; sleep 1; exit 143' TERM; trap 'echo got INT; sleep 1; exit 130' INT
+    echo up; while :; do sleep 0.1; done # $tag"
+  wait_running 2 || bad "graceful SIG$sig: job did not start" "$(cat "$tmp/err")"
+  t0=$(date +%s%N)
+  kill -s "$sig" "$pid"
+  set +e
+  wait "$pid"
+  rc=$?
+  set -e
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  want=$((128 + $(kill -l "$sig")))
+  expect_rc "graceful SIG$sig" "$want"
+  if [ "$(grep -c "^\[instance [01]\] got $sig\$" "$tmp/out")" -eq 2 ] &&
+    ! grep -q "got USR" "$tmp/out" &&
+    [ "$(tail -1 "$tmp/err")" = "poprun: interrupted by SIG$sig; every instance was ended" ] &&
+    [ "$ms" -ge 900 ] && [ "$ms" -lt 15000 ]; then
+    ok "graceful SIG$sig: both programs got SIG$sig and ended by themselves (${ms} ms)"
+  else
+    bad "graceful SIG$sig" "after ${ms} ms" "$(cat "$tmp/out" "$tmp/err")"
+  fi
+  wait_gone "graceful SIG$sig" 10
+done
+
+# A program that ignores SIGTERM is killed after --graceful-timeout, and poprun says so.
+start --graceful-timeout 2 --num-replicas 2 --num-instances 2 bash -c \
+  "trap 'echo ignored' TERM; echo up; while :; do sleep 0.1; done # $tag"
+wait_running 2 || bad "graceful timeout: job did not start" "$(cat "$tmp/err")"
+t0=$(date +%s%N)
+kill -TERM "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+ms=$((($(date +%s%N) - t0) / 1000000))
+expect_rc "--graceful-timeout 2 expired" 143
+if [ "$(tail -1 "$tmp/err")" = "poprun: interrupted by SIGTERM; instances still running after --graceful-timeout 2 s were killed" ] &&
+  [ "$ms" -ge 2000 ] && [ "$ms" -lt 15000 ]; then
+  ok "--graceful-timeout 2: killed after ${ms} ms, one line"
+else
+  bad "--graceful-timeout 2" "after ${ms} ms" "$(cat "$tmp/err")"
+fi
+wait_gone "graceful timeout" 10
 
 # Two Ctrl-C: the second kills mpirun's process group; the wrappers then end their programs.
 start --num-replicas 4 --num-instances 4 "$PROBE" --sleep 120 --stderr "$tag"

@@ -178,6 +178,15 @@ static void test_notice(void **state)
     assert_true(notice_is_frame(frame, strlen(frame)));
     assert_false(notice_is_frame("-----", 5));
     assert_false(notice_is_frame("------------------------- x", 27));
+    /* A line as the reader holds it: LEN bytes of dashes with no NUL after them (under ASan a
+     * read past LEN is an error). */
+    char *dashes = malloc(30);
+    assert_non_null(dashes);
+    memset(dashes, '-', 30);
+    assert_true(notice_is_frame(dashes, 30));
+    dashes[29] = 'x';
+    assert_false(notice_is_frame(dashes, 30));
+    free(dashes);
 }
 
 /* What mpirun 4.1 writes when the wrapper of instance 1 is killed with SIGKILL. */

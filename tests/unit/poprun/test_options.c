@@ -102,6 +102,100 @@ static void test_short_clusters_and_separator(void **state)
     options_free(&o);
 }
 
+/* Booleans in every form; a bare boolean still works; a boolean takes the next word only when it
+ * is a boolean word. */
+static void test_boolean_forms(void **state)
+{
+    static const struct {
+        const char *args[4];
+        int numa, prog_index;
+    } cases[] = {
+        {{"--numa-aware", "1", "p"}, 1, 2},    {{"--numa-aware", "no", "p"}, 0, 2},
+        {{"--numa-aware=yes", "p"}, 1, 1},     {{"--numa-aware=OFF", "p"}, 0, 1},
+        {{"--numa-aware", "On", "p"}, 1, 2},   {{"--numa-aware", "false", "p"}, 0, 2},
+        {{"--numa-aware", "p", "1"}, 1, 1},    {{"--numa-aware=0", "--", "p"}, 0, 2},
+        {{"--numa-aware", "TRUE", "p"}, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct poprun_options o;
+        char err[256] = "";
+        assert_int_equal(parse_words(&o, err, sizeof(err), cases[i].args), 0);
+        assert_int_equal(o.numa_aware, cases[i].numa);
+        assert_int_equal(options_spread_numa(&o), cases[i].numa);
+        assert_int_equal(o.program.n >= 1, 1);
+        assert_string_equal(o.program.v[0], "p");
+        options_free(&o);
+    }
+}
+
+/* The forms of Graphcore's published training scripts. */
+static void test_published_forms(void **state)
+{
+    struct poprun_options o;
+    char err[256] = "";
+    assert_int_equal(PARSE(&o, err, "--mpi-global-args=--allow-run-as-root --tag-output",
+                           "--mpi-local-args=-x TF_POPLAR_FLAGS", "--numa-aware", "1",
+                           "--ipus-per-replica", "1", "--num-instances", "8", "--num-replicas",
+                           "16", "PROGRAM"),
+                     0);
+    assert_string_equal(o.mpi_global_args, "--allow-run-as-root --tag-output");
+    assert_string_equal(o.mpi_local_args, "-x TF_POPLAR_FLAGS");
+    assert_int_equal(o.numa_aware, 1);
+    assert_int_equal(o.num_instances, 8);
+    assert_int_equal(o.num_replicas, 16);
+    assert_string_equal(o.program.v[0], "PROGRAM");
+    options_free(&o);
+
+    assert_int_equal(
+        PARSE(&o, err, "-vv", "--host", "a,b,c,d", "--update-partition=no", "--reset-partition=no",
+              "--vipu-server-timeout", "300", "--vipu-server-host", "a", "--vipu-partition=p64",
+              "--vipu-cluster", "c16", "--vipu-allocation=alloc1", "--remove-partition=0",
+              "--vipu-server-port", "8090", "--executable-cache-path", "/tmp/c",
+              "--process-placement", "spreadnuma", "--offline-mode=on", "--allow-run-as-root",
+              "--vv", "--print-topology=yes", "--mpi-global-args", "--tag-output",
+              "--mpi-global-args=--mca a b", "-x", "A=1", "-x", "B", "PROGRAM"),
+        0);
+    assert_int_equal(o.verbose, 2);
+    assert_int_equal(o.update_partition, 0);
+    assert_int_equal(o.reset_partition, 0);
+    assert_int_equal(o.remove_partition, 0);
+    assert_int_equal(o.vipu_server_timeout, 300);
+    assert_int_equal(o.vipu_server_port, 8090);
+    assert_string_equal(o.vipu_server_host, "a");
+    assert_string_equal(o.vipu_partition, "p64");
+    assert_string_equal(o.vipu_cluster, "c16");
+    assert_string_equal(o.vipu_allocation, "alloc1");
+    assert_string_equal(o.executable_cache_path, "/tmp/c");
+    assert_int_equal(options_spread_numa(&o), 1);
+    assert_int_equal(o.offline_mode, 1);
+    assert_int_equal(o.allow_run_as_root, 1);
+    assert_int_equal(o.print_topology, 1);
+    assert_string_equal(o.mpi_global_args, "--tag-output --mca a b");
+    assert_string_equal(o.export_env, "A=1 B");
+    /* Every given V-IPU option is reported, once, in table order. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    options_report_no_effect(&o, f);
+    fclose(f);
+    assert_string_equal(buf, "poprun: --vipu-server-host has no effect on simulated IPUs\n"
+                             "poprun: --vipu-server-port has no effect on simulated IPUs\n"
+                             "poprun: --vipu-server-timeout has no effect on simulated IPUs\n"
+                             "poprun: --vipu-partition has no effect on simulated IPUs\n"
+                             "poprun: --vipu-cluster has no effect on simulated IPUs\n"
+                             "poprun: --vipu-allocation has no effect on simulated IPUs\n"
+                             "poprun: --update-partition has no effect on simulated IPUs\n"
+                             "poprun: --reset-partition has no effect on simulated IPUs\n"
+                             "poprun: --remove-partition has no effect on simulated IPUs\n");
+    free(buf);
+    options_free(&o);
+
+    /* --process-placement wins over --numa-aware either way. */
+    assert_int_equal(PARSE(&o, err, "--numa-aware=yes", "--process-placement=disabled", "p"), 0);
+    assert_int_equal(options_spread_numa(&o), 0);
+    options_free(&o);
+}
+
 struct bad_case {
     const char *args[4];
     const char *message;
@@ -124,10 +218,36 @@ static void test_errors(void **state)
         {{"--num-ilds", "0", "p"}, "--num-ilds must be a positive integer, not '0'"},
         {{"--frobnicate", "p"}, "unknown option '--frobnicate' (see poprun --help)"},
         {{"--frob=1", "p"}, "unknown option '--frob' (see poprun --help)"},
-        {{"-x", "p"}, "unknown option '-x' (see poprun --help)"},
+        {{"-q", "p"}, "unknown option '-q' (see poprun --help)"},
+        {{"-x"}, "-x needs a value"},
+        {{"-x", "1A=b", "p"},
+         "-x takes NAME or NAME=VALUE (NAME of letters, digits and '_'), not '1A=b'"},
         {{"--num-replicas"}, "--num-replicas needs a value"},
         {{"-H"}, "-H needs a value"},
-        {{"--numa-aware=maybe", "p"}, "--numa-aware takes true or false, not 'maybe'"},
+        {{"--numa-aware=maybe", "p"},
+         "--numa-aware takes a boolean (1/0, yes/no, on/off, true/false), not 'maybe'"},
+        {{"--process-placement", "packed", "p"},
+         "--process-placement takes one of spreadnuma,disabled, not 'packed'"},
+        {{"--version-format=xml"}, "--version-format takes one of text,json, not 'xml'"},
+        {{"--vipu-server-port", "0", "p"},
+         "--vipu-server-port must be a port from 1 to 65535, "
+         "not '0'"},
+        {{"--vipu-server-port=70000", "p"},
+         "--vipu-server-port must be a port from 1 to 65535, "
+         "not '70000'"},
+        {{"--vipu-server-timeout", "-3", "p"},
+         "--vipu-server-timeout must be a positive number of seconds, not '-3'"},
+        {{"--vipu-partition", "p 64", "p"},
+         "--vipu-partition must be a name of letters, digits, '.', '_' and '-', not 'p 64'"},
+        {{"--vipu-server-host=a/b", "p"},
+         "--vipu-server-host must be a host name or an IP address, not 'a/b'"},
+        {{"--host-subnet", "10.5.0.0/33", "p"},
+         "--host-subnet must be a subnet such as 10.5.0.0/16 or an interface name, not "
+         "'10.5.0.0/33'"},
+        {{"--executable-cache-path=", "p"}, "--executable-cache-path needs a non-empty path"},
+        {{"--mpi-local-args", "-x 'A", "p"}, "--mpi-local-args: unterminated single quote"},
+        {{"--update-partition=perhaps", "p"},
+         "--update-partition takes a boolean (1/0, yes/no, on/off, true/false), not 'perhaps'"},
         {{"--_instance"}, "--_instance needs a value"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -291,11 +411,16 @@ static void assert_same_options(const struct poprun_options *a, const struct pop
     assert_int_equal(a->numa_aware, b->numa_aware);
     assert_int_equal(a->print_topology, b->print_topology);
     assert_int_equal(a->offline_mode, b->offline_mode);
-    const char *const sa[] = {a->host, a->hostfile, a->mpi_global_args, a->mpi_local_args,
-                              a->topology};
-    const char *const sb[] = {b->host, b->hostfile, b->mpi_global_args, b->mpi_local_args,
-                              b->topology};
-    for (int i = 0; i < 5; i++) {
+    assert_int_equal(a->reset_partition, b->reset_partition);
+    assert_int_equal(a->vipu_server_port, b->vipu_server_port);
+    assert_int_equal(a->allow_run_as_root, b->allow_run_as_root);
+    const char *const sa[] = {a->host,           a->hostfile,          a->mpi_global_args,
+                              a->mpi_local_args, a->topology,          a->export_env,
+                              a->vipu_partition, a->process_placement, a->host_subnet};
+    const char *const sb[] = {b->host,           b->hostfile,          b->mpi_global_args,
+                              b->mpi_local_args, b->topology,          b->export_env,
+                              b->vipu_partition, b->process_placement, b->host_subnet};
+    for (int i = 0; i < 9; i++) {
         if (sa[i] || sb[i]) {
             assert_non_null(sa[i]);
             assert_non_null(sb[i]);
@@ -311,11 +436,14 @@ static void test_config_round_trip(void **state)
 {
     struct poprun_options a, b;
     char err[256];
-    assert_int_equal(PARSE(&a, err, "--num-replicas", "16", "--num-instances", "4", "-H", "h[1-2]",
-                           "--mpi-global-args", "--mca btl 'tcp,self'",
-                           "--only-output-from-instance", "0", "--numa-aware", "--offline-mode",
-                           "--topology", "POD64", "-v", "prog", "a b", "it's", ""),
-                     0);
+    assert_int_equal(
+        PARSE(&a, err, "--num-replicas", "16", "--num-instances", "4", "-H", "h[1-2]",
+              "--mpi-global-args", "--mca btl 'tcp,self'", "--only-output-from-instance", "0",
+              "--numa-aware", "--offline-mode", "--topology", "POD64", "-v", "-x", "A=a b", "-x",
+              "B", "--mpi-global-args", "-x 'C=d'", "--vipu-partition=p1", "--reset-partition=no",
+              "--vipu-server-port", "9000", "--process-placement", "spreadnuma", "--host-subnet",
+              "eth0", "--allow-run-as-root=1", "prog", "a b", "it's", ""),
+        0);
     char path[] = "/tmp/poprun-conf-XXXXXX";
     close(mkstemp(path));
     assert_int_equal(options_export_config(&a, path, err, sizeof(err)), 0);
@@ -383,6 +511,8 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_every_option),
         cmocka_unit_test(test_short_clusters_and_separator),
+        cmocka_unit_test(test_boolean_forms),
+        cmocka_unit_test(test_published_forms),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_words),
         cmocka_unit_test(test_hostlist),

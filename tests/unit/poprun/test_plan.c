@@ -17,7 +17,9 @@
 
 #include "hostlist.h"
 #include "instance_env.h"
+#include "instance_setup.h"
 #include "mpirun_cmd.h"
+#include "numa.h"
 #include "plan.h"
 #include "print.h"
 #include "topo.h"
@@ -226,7 +228,9 @@ static void test_mpirun_argv(void **state)
     options_init(&o);
     o.num_replicas = 16;
     o.num_instances = 4;
-    o.mpi_global_args = xstrdup("--mca btl_tcp_if_include '10.1.2.0/24'");
+    /* Across hosts: the daemons' keepalive probes, except what the user set himself. */
+    o.mpi_global_args =
+        xstrdup("--mca btl_tcp_if_include '10.1.2.0/24' -mca oob_tcp_keepalive_time 7");
     o.mpi_local_args = xstrdup("-x 'A=a b'");
     o.offline_mode = true;
     o.only_output_from_instance = 2;
@@ -239,14 +243,16 @@ static void test_mpirun_argv(void **state)
     struct plan_request req = {16, 4, 1, 0, &hosts};
     struct plan p;
     assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), 0);
-    struct mpirun_cmd cmd = {&o, &p, "mpirun", "/opt/poprun", "abc123", "POD16", true};
+    struct mpirun_cmd cmd = {&o, &p, "mpirun", "/opt/poprun", "abc123", "POD16", true, NULL};
     struct strvec argv = STRVEC_INIT;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     char *line = words_join_quoted(&argv);
     assert_string_equal(line,
                         "mpirun --allow-run-as-root --oversubscribe --bind-to none "
-                        "--host h1:2,h2:2 --map-by slot --mca btl_tcp_if_include 10.1.2.0/24 "
-                        "-np 4 -x 'A=a b' /opt/poprun --_instance abc123 --num-replicas 16 "
+                        "--host h1:2,h2:2 --map-by slot --mca oob_tcp_keepalive_intvl 1 --mca "
+                        "oob_tcp_keepalive_probes 3 --mca btl_tcp_if_include 10.1.2.0/24 -mca "
+                        "oob_tcp_keepalive_time 7 -np 4 -x 'A=a b' /opt/poprun --_instance abc123 "
+                        "--num-replicas 16 "
                         "--num-instances 4 --ipus-per-replica 1 --num-ilds 1 --topology POD16 "
                         "--host h1,h2 --offline-mode --only-output-from-instance 2 -v -- ./train "
                         "--epochs=2");
@@ -269,10 +275,45 @@ static void test_mpirun_argv(void **state)
     line = words_join_quoted(&argv);
     assert_string_equal(line, "mpirun --oversubscribe --bind-to none -np 2 /opt/poprun "
                               "--_instance abc123 --num-replicas 2 --num-instances 2 "
-                              "--ipus-per-replica 1 --num-ilds 1 --topology POD16 --numa-aware "
-                              "-- ./train --epochs=2");
+                              "--ipus-per-replica 1 --num-ilds 1 --topology POD16 "
+                              "--process-placement=spreadnuma -- ./train --epochs=2");
     free(line);
     strvec_free(&argv);
+
+    /* --host-subnet reaches mpirun's tcp and the wrappers; -x words come first in the
+     * application context; repeated --mpi-local-args add up; the cache path is the absolute one
+     * the job made. */
+    o.numa_aware = 0;
+    o.process_placement = xstrdup("disabled");
+    o.host_subnet = xstrdup("10.5.0.0/16");
+    o.export_env = xstrdup("FOO=bar 'B=c d'");
+    o.mpi_local_args = xstrdup("-x A -x 'C=1 2'");
+    cmd.cache_path = "/tmp/cache";
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+    line = words_join_quoted(&argv);
+    assert_string_equal(line, "mpirun --oversubscribe --bind-to none --mca btl_tcp_if_include "
+                              "10.5.0.0/16 --mca oob_tcp_if_include 10.5.0.0/16 -np 2 -x FOO=bar "
+                              "-x 'B=c d' -x A -x 'C=1 2' /opt/poprun --_instance abc123 "
+                              "--num-replicas 2 --num-instances 2 --ipus-per-replica 1 "
+                              "--num-ilds 1 --topology POD16 --host-subnet 10.5.0.0/16 "
+                              "--executable-cache-path /tmp/cache -- ./train --epochs=2");
+    free(line);
+    strvec_free(&argv);
+    free(o.mpi_local_args);
+    o.mpi_local_args = NULL;
+    cmd.cache_path = NULL;
+    /* mpirun refuses an MCA parameter given twice: the user's own setting wins. */
+    free(o.export_env);
+    o.export_env = NULL;
+    o.mpi_global_args = xstrdup("--mca btl_tcp_if_include eth1");
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+    line = words_join_quoted(&argv);
+    assert_non_null(strstr(line, "--bind-to none --mca oob_tcp_if_include 10.5.0.0/16 --mca "
+                                 "btl_tcp_if_include eth1 -np 2 "));
+    free(line);
+    strvec_free(&argv);
+    free(o.mpi_global_args);
+    o.mpi_global_args = NULL;
 
     o.mpi_global_args = xstrdup("--mca 'x");
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), -1);
@@ -376,13 +417,69 @@ static void test_topo_resolve(void **state)
     unlink(path);
 }
 
+/* --process-placement spreadnuma: NUMA nodes divided among a host's instances. */
+static void test_numa_share(void **state)
+{
+    static const struct {
+        int index, count, nodes, first, n;
+    } cases[] = {
+        {0, 2, 4, 0, 2}, {1, 2, 4, 2, 2}, {0, 1, 2, 0, 2}, {0, 3, 4, 0, 1}, {1, 3, 4, 1, 1},
+        {2, 3, 4, 2, 2}, {0, 4, 1, 0, 1}, {3, 4, 1, 0, 1}, {3, 4, 2, 1, 1}, {5, 8, 8, 5, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int first, n;
+        numa_share(cases[i].index, cases[i].count, cases[i].nodes, &first, &n);
+        assert_int_equal(first, cases[i].first);
+        assert_int_equal(n, cases[i].n);
+    }
+}
+
+/* --host-subnet's test of addresses, and --executable-cache-path's directories. */
+static void test_host_setup(void **state)
+{
+    unsigned long a = (10UL << 24) | (77UL << 16) | 3; /* 10.77.0.3 */
+    assert_int_equal(setup_in_subnet(a, "10.77.0.0/24"), 1);
+    assert_int_equal(setup_in_subnet(a, "10.77.1.0/24"), 0);
+    assert_int_equal(setup_in_subnet(a, "10.0.0.0/8"), 1);
+    assert_int_equal(setup_in_subnet(a, "0.0.0.0/0"), 1);
+    assert_int_equal(setup_in_subnet(a, "10.77.0.3/32"), 1);
+    assert_int_equal(setup_in_subnet(a, "eth0"), -1);
+    char iface[64];
+    assert_int_equal(setup_subnet_iface("127.0.0.0/8", iface, sizeof(iface)), 0);
+    assert_string_equal(iface, "lo");
+    assert_int_equal(setup_subnet_iface("eth7", iface, sizeof(iface)), 0);
+    assert_string_equal(iface, "eth7");
+    assert_int_equal(setup_subnet_iface("203.0.113.0/24", iface, sizeof(iface)), -1);
+
+    char dir[] = "/tmp/poprun-cache-XXXXXX", err[256];
+    assert_non_null(mkdtemp(dir));
+    char *deep = xasprintf("%s/a/b/c", dir);
+    assert_int_equal(setup_cache_dir(deep, err, sizeof(err)), 0);
+    assert_int_equal(setup_cache_dir(deep, err, sizeof(err)), 0); /* it exists: fine */
+    char *file = xasprintf("%s/f", dir);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    char *under = xasprintf("%s/x", file);
+    assert_int_equal(setup_cache_dir(under, err, sizeof(err)), -1);
+    char want[512];
+    snprintf(want, sizeof(want), "--executable-cache-path: %s is not a directory", file);
+    assert_string_equal(err, want);
+    char *cmd = xasprintf("rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(under);
+    free(file);
+    free(deep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_table),   cmocka_unit_test(test_plan_errors),
         cmocka_unit_test(test_per_ild_fit),  cmocka_unit_test(test_env),
         cmocka_unit_test(test_mpirun_argv),  cmocka_unit_test(test_print_topology),
-        cmocka_unit_test(test_topo_resolve),
+        cmocka_unit_test(test_topo_resolve), cmocka_unit_test(test_numa_share),
+        cmocka_unit_test(test_host_setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""Data-parallel PyTorch training on simulated IPUs: a multi-layer perceptron on Fashion-MNIST.
+
+    poprun --num-replicas 8 --num-instances 2 python3 examples/python/train_torch.py
+
+Every local simulated IPU (one thread each) holds a replica of the model. Each step takes the
+next global batch of the epoch's sample order (the same on every replica, from --seed); replica r
+trains on its r-th share, and the gradients, which backward writes into one flat buffer, are
+all-reduced (mean) in place through gcl. Every replica applies the same update to a result gcl
+makes bitwise the same everywhere, so the weights stay identical; after every epoch a digest of
+them is all-gathered and compared, and a run whose replicas differ stops with "replicas
+diverged". Each layer's FLOPs and bytes are charged to the simulated IPU, so the run also
+reports the simulated step time on the job's pod, as examples/train does. Instance 0 prints.
+"""
+
+import os
+
+# One BLAS thread per calling thread, set before numpy and torch load OpenBLAS: every simulated
+# IPU is a thread that runs its own matmuls, and OpenBLAS's own pool, shared by all of them,
+# otherwise makes them wait for each other several times longer than they compute.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402 (after the variables above)
+import copy
+import gzip
+import hashlib
+import math
+import struct
+import sys
+import time
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+except ImportError as e:
+    # A python3 earlier on PATH than Debian's (pyenv, a virtualenv) lacks python3-numpy and
+    # python3-torch: run again with Debian's, which has them.
+    if os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3":
+        print(f"train_torch: {sys.executable} has no {e.name}; running /usr/bin/python3",
+              file=sys.stderr, flush=True)
+        os.execv("/usr/bin/python3", ["/usr/bin/python3", os.path.abspath(__file__)] +
+                 sys.argv[1:])
+    sys.exit(f"train_torch: {e}: install python3-numpy and python3-torch (scripts/setup)")
+
+try:
+    import gcl
+    import popdist
+except ImportError:  # run from a checkout without PYTHONPATH: use its python/ directory
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "python"))
+    import gcl
+    import popdist
+
+DATA = "/usr/share/datasets/fashion-mnist"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--epochs", type=int, help="passes over the data (default 8; 1 with --quick)")
+    p.add_argument("--batch-size", type=int, default=32, help="samples per replica per step")
+    p.add_argument("--lr", type=float, default=0.05, help="SGD learning rate (cosine decay)")
+    p.add_argument("--momentum", type=float, default=0.9, help="SGD momentum")
+    p.add_argument("--hidden", default="256,128", help="hidden layer widths (default 256,128)")
+    p.add_argument("--seed", type=int, default=1, help="weights and sample order")
+    p.add_argument("--data", default=DATA, help=f"Fashion-MNIST IDX files (default {DATA})")
+    p.add_argument("--replicas", type=int, default=4, help="replicas without poprun")
+    p.add_argument("--train-samples", type=int, default=0,
+                   help="use only the first N training samples (0: all)")
+    p.add_argument("--quick", action="store_true",
+                   help="a smoke test: 4096 training samples, 1 epoch unless --epochs")
+    a = p.parse_args(argv)
+    if a.quick:
+        a.train_samples = a.train_samples or 4096
+    if a.epochs is None:
+        a.epochs = 1 if a.quick else 8
+    try:
+        a.hidden = [int(w) for w in a.hidden.split(",") if w]
+    except ValueError:
+        p.error(f"--hidden {a.hidden!r}: expected widths like 256,128")
+    for name in ("epochs", "batch_size", "replicas"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if a.train_samples < 0 or any(w < 1 for w in a.hidden) or not a.lr > 0:
+        p.error("--train-samples, --hidden and --lr must be positive")
+    return a
+
+
+def read_idx(path):
+    """An IDX file (gzip'd or not) as a numpy uint8 array of its dimensions."""
+    for name in (path, path + ".gz"):
+        if os.path.exists(name):
+            break
+    else:
+        sys.exit(f"train_torch: {path}(.gz): no such file (install dataset-fashion-mnist)")
+    opener = gzip.open if name.endswith(".gz") else open
+    try:
+        with opener(name, "rb") as f:
+            raw = f.read()
+        zero, kind, ndim = struct.unpack(">HBB", raw[:4])
+        dims = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
+        if zero != 0 or kind != 0x08 or len(raw) != 4 + 4 * ndim + math.prod(dims):
+            raise ValueError("not an IDX file of unsigned bytes, or truncated")
+    except (OSError, ValueError, struct.error, EOFError) as e:
+        sys.exit(f"train_torch: {name}: {e}")
+    return np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def load_data(directory, train_samples):
+    """Standardised float32 images (N x 784) and int64 labels of the training and test sets."""
+    sets = {}
+    for split, prefix in (("train", "train"), ("test", "t10k")):
+        x = read_idx(os.path.join(directory, f"{prefix}-images-idx3-ubyte"))
+        y = read_idx(os.path.join(directory, f"{prefix}-labels-idx1-ubyte"))
+        if len(x) != len(y):
+            sys.exit(f"train_torch: {split} set: {len(x)} images but {len(y)} labels")
+        sets[split] = [x.reshape(len(x), -1).astype(np.float32) / 255, y.astype(np.int64)]
+    if train_samples:
+        sets["train"] = [a[:train_samples] for a in sets["train"]]
+    mean, std = sets["train"][0].mean(), sets["train"][0].std()
+    for s in sets.values():
+        s[0] = torch.from_numpy((s[0] - mean) / std)
+        s[1] = torch.from_numpy(s[1])
+    return sets
+
+
+def build_model(dims, seed):
+    torch.manual_seed(seed)
+    layers = []
+    for i in range(len(dims) - 1):
+        layers.append(torch.nn.Linear(dims[i], dims[i + 1]))
+        if i < len(dims) - 2:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+class Job:
+    """What every IPU's program shares: options, data, the initial model, per-replica results."""
+
+    def __init__(self, args, data, dims, replicas, local_replicas):
+        self.args, self.data, self.dims, self.replicas = args, data, dims, replicas
+        self.model = build_model(dims, args.seed)
+        self.global_batch = replicas * args.batch_size
+        self.steps_per_epoch = len(data["train"][1]) // self.global_batch
+        if self.steps_per_epoch < 1:
+            sys.exit(f"train_torch: {len(data['train'][1])} training samples do not fill one "
+                     f"global batch of {self.global_batch}")
+        self.steps = self.steps_per_epoch * args.epochs
+        self.local_replicas = local_replicas
+        self.report = {}
+
+
+class Replica:
+    """One replica's model, its gradients as views of one flat buffer, and its optimizer."""
+
+    def __init__(self, job, ctx):
+        self.job, self.ctx, self.comm = job, ctx, ctx.comm()
+        self.model = copy.deepcopy(job.model)
+        params = list(self.model.parameters())
+        self.flat = torch.zeros(sum(p.numel() for p in params))
+        at = 0
+        for p in params:  # backward accumulates into these views: the flat buffer is the grads
+            p.grad = self.flat[at:at + p.numel()].view_as(p)
+            at += p.numel()
+        self.flat_np = self.flat.numpy()
+        a = job.args
+        self.opt = torch.optim.SGD(params, lr=a.lr, momentum=a.momentum)
+
+    def charge(self, rows, backward):
+        """Charges the layers' FLOPs (2 m n k per matmul; twice that backward) and bytes."""
+        d = self.job.dims
+        for i in range(len(d) - 1):
+            flops = 2.0 * rows * d[i] * d[i + 1] * (2 if backward else 1)
+            nbytes = 4.0 * (rows * d[i] + d[i] * d[i + 1] + 2 * rows * d[i + 1])
+            self.ctx.charge_compute("backward" if backward else "forward", flops,
+                                    nbytes * (2 if backward else 1))
+        if backward:  # the SGD update with momentum: read and write weights, grads and state
+            n = float(self.flat.numel())
+            self.ctx.charge_compute("optimizer", 4 * n, 20 * n)
+
+    def step(self, order, step, lr):
+        """One training step; returns (loss sum, correct, samples) of this replica's share."""
+        job, b = self.job, self.job.args.batch_size
+        at = (step % job.steps_per_epoch) * job.global_batch + self.ctx.replica * b
+        idx = order[at:at + b]
+        x, y = job.data["train"][0][idx], job.data["train"][1][idx]
+        self.flat.zero_()
+        logits = self.model(x)
+        loss = F.cross_entropy(logits, y)
+        loss.backward()
+        self.charge(b, backward=False)
+        self.charge(b, backward=True)
+        self.comm.all_reduce(self.flat_np, op="mean")  # in place, on the grads themselves
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        self.opt.step()
+        correct = int((logits.argmax(1) == y).sum())
+        return float(loss) * b, correct, b
+
+    def digest(self):
+        """The first 8 bytes of a SHA-256 of the weights, as one uint64."""
+        h = hashlib.sha256()
+        for p in self.model.parameters():
+            h.update(p.detach().numpy().tobytes())
+        return np.frombuffer(h.digest()[:8], np.uint64).copy()
+
+    def evaluate(self):
+        """(loss sum, correct, samples) over this replica's share of the test set."""
+        x, y = self.job.data["test"]
+        share = slice(self.ctx.replica, None, self.job.replicas)
+        with torch.no_grad():
+            logits = self.model(x[share])
+            loss = F.cross_entropy(logits, y[share], reduction="sum")
+        self.charge(len(y[share]), backward=False)
+        return float(loss), int((logits.argmax(1) == y[share]).sum()), len(y[share])
+
+
+def totals(comm, loss, correct, count):
+    """Sums over the replicas: (loss, correct, count)."""
+    f = comm.all_reduce(np.array([loss], np.float32), np.empty(1, np.float32), op="sum")
+    n = comm.all_reduce(np.array([correct, count], np.int64), np.empty(2, np.int64), op="sum")
+    return float(f[0]), int(n[0]), int(n[1])
+
+
+def check_identical(r, epoch):
+    """Every replica's weights are bitwise the same as replica 0's, or the run stops."""
+    digests = r.comm.all_gather(r.digest())
+    if not (digests == digests[0]).all():
+        odd = [i for i, d in enumerate(digests) if d != digests[0]]
+        raise RuntimeError(f"replicas diverged after epoch {epoch}: the weights of replicas "
+                           f"{odd} differ from replica 0's")
+
+
+def train_epoch(r, epoch, step_times):
+    """One epoch; returns its (mean loss, train accuracy) over all replicas."""
+    job, a = r.job, r.job.args
+    order = torch.from_numpy(np.random.RandomState(a.seed * 1000 + epoch)
+                             .permutation(len(job.data["train"][1])))
+    loss = correct = seen = 0
+    for s in range(job.steps_per_epoch):
+        step = epoch * job.steps_per_epoch + s
+        lr = 0.5 * a.lr * (1 + math.cos(math.pi * step / job.steps))
+        t0 = r.ctx.sim_time()
+        l, c, n = r.step(order, step, lr)
+        step_times.append(r.ctx.sim_time() - t0)
+        loss, correct, seen = loss + l, correct + c, seen + n
+    loss, correct, seen = totals(r.comm, loss, correct, seen)
+    return loss / seen, correct / seen
+
+
+def program(ctx, job):
+    """The per-IPU program: train, check the replicas agree every epoch, evaluate."""
+    r = Replica(job, ctx)
+    talk = ctx.replica == 0
+    step_times, t_train = [], 0.0
+    for epoch in range(job.args.epochs):
+        t0 = time.monotonic()
+        loss, acc = train_epoch(r, epoch, step_times)
+        t_train += time.monotonic() - t0
+        check_identical(r, epoch + 1)
+        tl, tc, tn = totals(r.comm, *r.evaluate())
+        if talk:
+            print(f"epoch {epoch + 1}/{job.args.epochs} done: loss {loss:.4f} train_acc "
+                  f"{acc:.4f} test_acc {tc / tn:.4f} test_loss {tl / tn:.4f} "
+                  f"({time.monotonic() - t0:.1f} s)", flush=True)
+    if talk:
+        job.report.update(test_correct=tc, test_samples=tn, test_loss=tl / tn, train_s=t_train,
+                          sim_step_s=float(np.median(step_times)),
+                          sim_peak=ctx.sim_stats().memory_peak)
+
+
+def print_report(job, inst, t_start):
+    rep, a = job.report, job.args
+    samples = job.steps * job.global_batch
+    print(f"train_torch: {job.steps} steps of {job.global_batch} samples in "
+          f"{rep['train_s']:.1f} s of training: {samples / rep['train_s']:.0f} samples/s real "
+          f"({time.monotonic() - t_start:.1f} s in all, with loading and evaluation)")
+    step = rep["sim_step_s"]
+    print(f"train_torch: simulated on {inst.topology} ({inst.topology_ipus} IPUs): "
+          f"{step * 1e6:.1f} us per step, {job.global_batch / step:.0f} samples/s")
+    print(f"train_torch: test accuracy {rep['test_correct'] / rep['test_samples']:.4f} "
+          f"({rep['test_correct']}/{rep['test_samples']}), test loss {rep['test_loss']:.4f}",
+          flush=True)
+
+
+def main(argv):
+    t_start = time.monotonic()
+    args = parse_args(argv)
+    # Each IPU thread runs its own ops: one intra-op thread, so that 8 replicas on a few cores
+    # do not each start a pool of as many threads as there are cores.
+    torch.set_num_threads(1)
+    data = load_data(args.data, args.train_samples)
+    with gcl.init(replicas=args.replicas) as inst:
+        info = inst.info
+        dims = [data["train"][0].shape[1]] + args.hidden + [10]
+        job = Job(args, data, dims, info.num_replicas, info.num_local_replicas)
+        talk = popdist.getInstanceIndex() == 0
+        if talk:
+            print(f"train_torch: {len(data['train'][1])} training and {len(data['test'][1])} "
+                  f"test samples from {args.data}")
+            print(f"train_torch: MLP {'-'.join(map(str, dims))} "
+                  f"({sum(p.numel() for p in job.model.parameters())} parameters), "
+                  f"{info.num_replicas} replicas over {info.num_instances} instances")
+            print(f"train_torch: global batch {job.global_batch} ({info.num_replicas} x "
+                  f"{args.batch_size}), sgd lr {args.lr:g} cosine, momentum {args.momentum:g}; "
+                  f"{args.epochs} epochs of {job.steps_per_epoch} steps", flush=True)
+        inst.run(program, job)
+        if talk:
+            print_report(job, inst, t_start)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

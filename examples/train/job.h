@@ -1,0 +1,29 @@
+/*
+ * The job's layout and set-up, shared by both backends: the shape of the model and its split
+ * over the stages, batches and schedule, the checkpoint fingerprint, the checkpoint directory
+ * and the resume, and the job's host buffers.
+ */
+#ifndef TRAIN_JOB_H
+#define TRAIN_JOB_H
+
+#include "train.h"
+
+/* Reads the dataset of the options. Returns 0, or 1 after one line naming the file. */
+int job_load_data(const train_opts_t *o, dataset_t *data);
+
+/* Lays out the job of REPLICAS replicas of IPR stages. Returns 0, or 2 after one line saying
+ * which option does not fit (too many stages, too few micro-batches, a batch too large). */
+int job_init(train_job_t *job, const train_opts_t *o, const dataset_t *data, int replicas, int ipr,
+             int bar);
+
+/* Instance 0 with --checkpoint: creates the directory and, with --resume, loads the newest
+ * valid checkpoint into CK (job->resume then points at it, or is NULL when there is none).
+ * Returns 0, or 1 after one line (an unreadable directory, an incompatible checkpoint). */
+int job_prepare_checkpoints(train_job_t *job, ckpt_t *ck);
+
+/* The host buffers of the job (per-step simulated times, the checkpoint staging area). Returns
+ * 0, or 1 after a line. */
+int job_alloc(train_job_t *job);
+void job_free(train_job_t *job);
+
+#endif

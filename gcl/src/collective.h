@@ -1,0 +1,43 @@
+/*
+ * Collective calls: what a call asks for, how it is planned (the pod algorithm and the data
+ * path), and starting it.
+ */
+#ifndef GCL_COLLECTIVE_H
+#define GCL_COLLECTIVE_H
+
+#include "request.h"
+
+/* What a call asks for, in the collectives layer's terms (count as in coll/algo.h). */
+typedef struct {
+    coll_collective_t coll;
+    const void *send;
+    void *recv;
+    size_t count;
+    gcl_dtype_t type;
+    gcl_redop_t op;
+    int root;
+    const char *what; /* "all_reduce", for messages */
+    uint32_t layout;  /* 0, or the hash of a gcl_all_reduce_multi tensor list (in the signature) */
+} gcl_call_t;
+
+/* A call's plan: its data path and its simulated time (see collective.c). */
+typedef struct {
+    const coll_algo_t *pod;  /* the algorithm whose time the call is charged */
+    const coll_algo_t *real; /* the schedule its messages run; NULL for host-direct */
+    int direct;              /* host-direct */
+    gcl_sim_mode_t mode;     /* CHARGE the real schedule, or REPLAY the pod algorithm */
+} gcl_plan_t;
+
+/* Plans CALL (with arguments A) on COMM: GCL_OK, or a failure in COMM's record. */
+gcl_status_t gcl_plan(struct gcl_comm *comm, const gcl_call_t *call, const coll_args_t *a,
+                      int blocking, gcl_plan_t *p);
+
+/*
+ * Checks CALL, plans it, builds its schedule and starts it on COMM. BLOCKING calls borrow the
+ * communicator's schedule memory and complete before returning; others return a request in
+ * *OUT. Failures are recorded in the communicator's error record.
+ */
+gcl_status_t gcl_collective(struct gcl_comm *comm, const gcl_call_t *call, int blocking,
+                            struct gcl_request **out);
+
+#endif /* GCL_COLLECTIVE_H */

@@ -1,0 +1,484 @@
+/* The control plane between the hosts of a job; see ctrl.h. */
+#include "ctrl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "fault.h"
+#include "log.h"
+
+#define CTRL_MAGIC 0x4c52544cu /* "LTRL" */
+enum { BEAT = 1, BYE = 2, POISON = 3 };
+enum { ALIVE = 0, FAILED = 1, LEFT = 2 };
+enum { TEXT_MAX = 400, PAYLOAD_MAX = 60000, REPEAT = 3 };
+
+typedef struct {
+    uint32_t magic;
+    uint16_t kind;
+    uint16_t state; /* BEAT, BYE: the sender's state */
+    uint32_t from;  /* instance */
+    int32_t ipu;    /* BEAT of a FAILED instance: the IPU that failed */
+    uint8_t token[16];
+    uint64_t key0;  /* POISON */
+    uint32_t count; /* BEAT: ctrl_ipu_t records; POISON: int32_t IPUs to mark */
+    uint32_t textlen;
+} ctrl_head_t;
+
+/* What a beat says of each IPU of its sender: what the host box says to the sender's host. */
+typedef struct {
+    int32_t ipu;
+    uint32_t state, run_gen, valid; /* valid: last_call and sig were read consistently */
+    uint64_t last_call;
+    gcl_sig_t sig;
+} ctrl_ipu_t;
+
+typedef struct {
+    ctrl_head_t h;
+    char payload[PAYLOAD_MAX]; /* records or IPUs, then the text */
+} ctrl_msg_t;
+
+/* What this instance knows of one other. */
+typedef struct {
+    struct sockaddr_in addr;
+    _Atomic uint64_t heard_ns; /* when it last said anything */
+    _Atomic int state;         /* ALIVE, FAILED or LEFT; FAILED's reason is set before */
+    int ipu;
+    char reason[TEXT_MAX];
+} ctrl_peer_t;
+
+/* What this instance knows of one IPU of another host, written by the control thread only and
+ * read whole under a sequence lock (SEQ is odd while it is being written). */
+typedef struct {
+    _Atomic uint32_t seq;
+    _Atomic uint32_t state, run_gen, valid;
+    _Atomic uint64_t last_call;
+    _Atomic uint64_t sig[4];
+} ctrl_remote_t;
+
+struct gcl_ctrl {
+    const gcl_job_t *job;
+    hostbox_t *hb;
+    uint8_t token[16];
+    int fd;
+    double beat_s, timeout_s;
+    ctrl_peer_t *peers;    /* [num_instances] */
+    ctrl_remote_t *remote; /* [num_ipus]: other hosts' IPUs */
+    pthread_t thread;
+    atomic_int stop;
+    pthread_mutex_t lock; /* my state and reason; sends (one datagram buffer) */
+    int my_state, my_ipu;
+    char my_reason[TEXT_MAX];
+    ctrl_msg_t out; /* the datagram being sent, under the lock */
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int remote(const gcl_ctrl_t *c, int instance)
+{
+    return c->job->peers[instance].host != c->job->host_index;
+}
+
+/* Sends M (head, then BYTES of payload) to instance I. */
+static void send_to(gcl_ctrl_t *c, int i, const ctrl_msg_t *m, size_t bytes)
+{
+    sendto(c->fd, m, sizeof m->h + bytes, MSG_DONTWAIT, (const struct sockaddr *)&c->peers[i].addr,
+           sizeof c->peers[i].addr);
+}
+
+static void head(gcl_ctrl_t *c, ctrl_msg_t *m, int kind)
+{
+    memset(&m->h, 0, sizeof m->h);
+    m->h.magic = CTRL_MAGIC;
+    m->h.kind = (uint16_t)kind;
+    m->h.from = (uint32_t)c->job->instance_index;
+    memcpy(m->h.token, c->token, 16);
+}
+
+/* IPU's record as the host box holds it; the latest call only when read consistently. */
+static void read_ipu(const hb_ipu_t *p, int ipu, ctrl_ipu_t *r)
+{
+    memset(r, 0, sizeof *r);
+    r->ipu = ipu;
+    r->state = atomic_load(&p->state);
+    r->run_gen = atomic_load(&p->run_gen);
+    uint64_t key = atomic_load_explicit(&p->last_call, memory_order_acquire), w[4];
+    for (int i = 0; i < 4; i++)
+        w[i] = atomic_load_explicit(&p->last_sig[i], memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (key != 0 && atomic_load_explicit(&p->last_call, memory_order_relaxed) == key) {
+        r->last_call = key;
+        memcpy(&r->sig, w, sizeof w);
+        r->valid = 1;
+    }
+}
+
+/* A beat (or a goodbye) to every instance on another host: this instance's state, and each of
+ * its IPUs' life and latest call, as the host box shows them to the threads of this host. */
+static void beat(gcl_ctrl_t *c, int kind)
+{
+    const gcl_job_t *j = c->job;
+    pthread_mutex_lock(&c->lock);
+    ctrl_msg_t *m = &c->out;
+    head(c, m, kind);
+    /* A failed instance's goodbye still says it failed, and why. */
+    m->h.state = (uint16_t)(kind == BYE && c->my_state == ALIVE ? LEFT : c->my_state);
+    m->h.ipu = c->my_ipu;
+    ctrl_ipu_t *rec = (ctrl_ipu_t *)m->payload;
+    size_t max = (PAYLOAD_MAX - TEXT_MAX) / sizeof *rec;
+    for (int k = 0; k < j->num_local_ipus && (size_t)k < max; k++) {
+        int ipu = j->first_ipu + k;
+        read_ipu(&c->hb->ipus[j->ipu_hostlocal[ipu]], ipu, &rec[k]);
+        m->h.count = (uint32_t)(k + 1);
+    }
+    size_t bytes = m->h.count * sizeof *rec;
+    if (m->h.state == FAILED) {
+        m->h.textlen = (uint32_t)strnlen(c->my_reason, TEXT_MAX - 1);
+        memcpy(m->payload + bytes, c->my_reason, m->h.textlen);
+    }
+    for (int i = 0; i < j->num_instances; i++)
+        if (remote(c, i))
+            send_to(c, i, m, bytes + m->h.textlen);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* Checks a datagram of LEN bytes in M; 1 to take it, 0 to drop it. */
+static int decode(const gcl_ctrl_t *c, const ctrl_msg_t *m, size_t len)
+{
+    const ctrl_head_t *h = &m->h;
+    size_t each = h->kind == POISON ? sizeof(int32_t) : sizeof(ctrl_ipu_t);
+    if (len < sizeof *h || h->magic != CTRL_MAGIC || memcmp(h->token, c->token, 16) != 0 ||
+        h->from >= (uint32_t)c->job->num_instances || !remote(c, (int)h->from) ||
+        h->textlen >= TEXT_MAX || h->count > PAYLOAD_MAX / each ||
+        len != sizeof *h + h->count * each + h->textlen)
+        return 0;
+    for (uint32_t k = 0; k < h->count; k++) {
+        int32_t ipu = h->kind == POISON ? ((const int32_t *)m->payload)[k]
+                                        : ((const ctrl_ipu_t *)m->payload)[k].ipu;
+        if (ipu < 0 || ipu >= c->job->num_ipus ||
+            (h->kind != POISON && c->job->ipu_instance[ipu] != (int)h->from))
+            return 0;
+    }
+    return 1;
+}
+
+/* The sender's IPUs, recorded; 1 when one of them changed its life. */
+static int record(gcl_ctrl_t *c, const ctrl_msg_t *m)
+{
+    const ctrl_ipu_t *rec = (const ctrl_ipu_t *)m->payload;
+    int changed = 0;
+    for (uint32_t k = 0; k < m->h.count; k++) {
+        ctrl_remote_t *r = &c->remote[rec[k].ipu];
+        uint64_t w[4];
+        memcpy(w, &rec[k].sig, sizeof w);
+        changed |= atomic_load(&r->state) != rec[k].state;
+        atomic_fetch_add(&r->seq, 1); /* odd: being written */
+        atomic_store_explicit(&r->state, rec[k].state, memory_order_relaxed);
+        atomic_store_explicit(&r->run_gen, rec[k].run_gen, memory_order_relaxed);
+        if (rec[k].valid) {
+            atomic_store_explicit(&r->valid, 1, memory_order_relaxed);
+            atomic_store_explicit(&r->last_call, rec[k].last_call, memory_order_relaxed);
+            for (int i = 0; i < 4; i++)
+                atomic_store_explicit(&r->sig[i], w[i], memory_order_relaxed);
+        }
+        atomic_fetch_add(&r->seq, 1);
+    }
+    return changed;
+}
+
+static void ring_all(gcl_ctrl_t *c)
+{
+    for (int i = 0; i < c->hb->num_ipus; i++) /* waiting threads look again */
+        hb_ring(c->hb, i);
+}
+
+static void receive(gcl_ctrl_t *c, const ctrl_msg_t *m)
+{
+    ctrl_peer_t *p = &c->peers[m->h.from];
+    const char *text = m->payload + m->h.count * (m->h.kind == POISON ? 4 : sizeof(ctrl_ipu_t));
+    char reason[TEXT_MAX];
+    memcpy(reason, text, m->h.textlen);
+    reason[m->h.textlen] = '\0';
+    atomic_store(&p->heard_ns, now_ns());
+    if (m->h.kind == POISON) {
+        for (uint32_t k = 0; k < m->h.count; k++) {
+            int hl = c->job->ipu_hostlocal[((const int32_t *)m->payload)[k]];
+            if (hl >= 0)
+                gcl_diag_poison_ipu(c->hb, hl, m->h.key0, reason);
+        }
+        return;
+    }
+    int changed = record(c, m);
+    if (atomic_load(&p->state) == ALIVE && (m->h.state == FAILED || m->h.state == LEFT)) {
+        if (m->h.state == FAILED) { /* the first news of a failure or a goodbye stays */
+            p->ipu = m->h.ipu;
+            snprintf(p->reason, sizeof p->reason, "%s", reason);
+        }
+        atomic_store(&p->state, m->h.state);
+        changed = 1;
+    }
+    if (changed)
+        ring_all(c);
+}
+
+static void *run(void *arg)
+{
+    gcl_ctrl_t *c = arg;
+    uint64_t next = 0, period = (uint64_t)(c->beat_s * 1e9);
+    ctrl_msg_t *m = gcl_malloc(sizeof *m);
+    if (!m)
+        return NULL;
+    while (!atomic_load(&c->stop)) {
+        uint64_t t = now_ns();
+        if (t >= next) {
+            beat(c, BEAT);
+            next = t + period;
+        }
+        struct pollfd pfd = {c->fd, POLLIN, 0};
+        int wait_ms = (int)((next - t) / 1000000u) + 1;
+        if (poll(&pfd, 1, wait_ms > 100 ? 100 : wait_ms) <= 0)
+            continue;
+        ssize_t n = recv(c->fd, m, sizeof *m, 0);
+        if (n > 0 && decode(c, m, (size_t)n))
+            receive(c, m);
+    }
+    free(m);
+    return NULL;
+}
+
+/* This host's address, as the others reach it: GCL_OFI_IFACE's, else the first interface that
+ * is up and not the loopback. */
+static int my_address(const gcl_params_t *p, struct in_addr *out)
+{
+    struct ifaddrs *all, *a;
+    int found = 0;
+    if (getifaddrs(&all) != 0)
+        return 0;
+    for (a = all; a && !found; a = a->ifa_next) {
+        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !(a->ifa_flags & IFF_UP))
+            continue;
+        if (p->ofi_iface[0] ? strcmp(a->ifa_name, p->ofi_iface) != 0
+                            : (a->ifa_flags & IFF_LOOPBACK) != 0)
+            continue;
+        *out = ((struct sockaddr_in *)a->ifa_addr)->sin_addr;
+        found = 1;
+    }
+    freeifaddrs(all);
+    return found;
+}
+
+static gcl_status_t open_socket(gcl_ctrl_t *c, const gcl_params_t *p, struct sockaddr_in *me,
+                                gcl_err_t *err)
+{
+    socklen_t len = sizeof *me;
+    memset(me, 0, sizeof *me);
+    me->sin_family = AF_INET;
+    int ok = my_address(p, &me->sin_addr);
+    c->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (!ok || c->fd < 0 || bind(c->fd, (struct sockaddr *)me, sizeof *me) != 0 ||
+        getsockname(c->fd, (struct sockaddr *)me, &len) != 0)
+        return gcl_err_set(err, GCL_ERR_SYSTEM, "the control plane between hosts: %s",
+                           ok ? strerror(errno) : "no network interface (GCL_OFI_IFACE)");
+    return GCL_OK;
+}
+
+static void ctrl_free(gcl_ctrl_t *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->peers);
+    free(c->remote);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+gcl_status_t gcl_ctrl_start(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
+                            hostbox_t *hb, const uint8_t token[16], gcl_ctrl_t **out,
+                            gcl_err_t *err)
+{
+    *out = NULL;
+    if (j->num_hosts < 2)
+        return GCL_OK;
+    gcl_ctrl_t *c = gcl_calloc(1, sizeof *c);
+    if (!c)
+        return gcl_err_set(err, GCL_ERR_NO_HOST_MEMORY, "out of host memory");
+    *c = (gcl_ctrl_t){.job = j,
+                      .hb = hb,
+                      .fd = -1,
+                      .beat_s = p->heartbeat_s,
+                      .timeout_s = p->peer_timeout_s,
+                      .my_ipu = -1};
+    memcpy(c->token, token, 16);
+    pthread_mutex_init(&c->lock, NULL);
+    struct sockaddr_in me, *all = gcl_calloc((size_t)j->num_instances, sizeof *all);
+    c->peers = gcl_calloc((size_t)j->num_instances, sizeof *c->peers);
+    c->remote = gcl_calloc((size_t)j->num_ipus, sizeof *c->remote);
+    /* Every instance takes part in the exchange, even one whose socket failed. */
+    gcl_status_t rc = all && c->peers && c->remote
+                          ? open_socket(c, p, &me, err)
+                          : gcl_err_set(err, GCL_ERR_NO_HOST_MEMORY, "out of memory");
+    if (rc != GCL_OK)
+        memset(&me, 0, sizeof me);
+    if (boot->allgather(boot, &me, all ? all : &me, sizeof me) != GCL_OK && rc == GCL_OK)
+        rc = gcl_err_set(err, GCL_ERR_MPI, "exchanging control-plane addresses failed");
+    uint64_t t = now_ns();
+    for (int i = 0; rc == GCL_OK && i < j->num_instances; i++) {
+        c->peers[i].addr = all[i];
+        atomic_store(&c->peers[i].heard_ns, t);
+    }
+    free(all);
+    if (rc == GCL_OK && pthread_create(&c->thread, NULL, run, c) != 0)
+        rc = gcl_err_set(err, GCL_ERR_SYSTEM, "cannot start the control-plane thread");
+    if (rc != GCL_OK) {
+        ctrl_free(c);
+        return rc;
+    }
+    GCL_INFO(GCL_SUB_INIT,
+             "control plane on %s:%d: heartbeats every %.2f s, peers gone after %.1f s",
+             inet_ntoa(me.sin_addr), ntohs(me.sin_port), c->beat_s, c->timeout_s);
+    *out = c;
+    return GCL_OK;
+}
+
+void gcl_ctrl_stop(gcl_ctrl_t *c)
+{
+    if (!c)
+        return;
+    atomic_store(&c->stop, 1);
+    pthread_join(c->thread, NULL);
+    for (int k = 0; k < REPEAT; k++)
+        beat(c, BYE);
+    ctrl_free(c);
+}
+
+int gcl_ctrl_life(gcl_ctrl_t *c, int ipu, gcl_peer_life_t *out)
+{
+    if (!c || !remote(c, c->job->ipu_instance[ipu]))
+        return 0;
+    ctrl_remote_t *r = &c->remote[ipu];
+    for (int tries = 0; tries < 1000; tries++) { /* the writer holds it for a few stores */
+        uint32_t s1 = atomic_load_explicit(&r->seq, memory_order_acquire);
+        if (s1 & 1)
+            continue;
+        uint64_t w[4];
+        out->state = atomic_load_explicit(&r->state, memory_order_relaxed);
+        out->run_gen = atomic_load_explicit(&r->run_gen, memory_order_relaxed);
+        out->valid = (int)atomic_load_explicit(&r->valid, memory_order_relaxed);
+        out->last_call = atomic_load_explicit(&r->last_call, memory_order_relaxed);
+        for (int i = 0; i < 4; i++)
+            w[i] = atomic_load_explicit(&r->sig[i], memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&r->seq, memory_order_relaxed) == s1) {
+            memcpy(&out->sig, w, sizeof w);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int gcl_ctrl_peer_gone(gcl_ctrl_t *c, uint32_t run_gen, int ipu, char *why, size_t len)
+{
+    gcl_peer_life_t l;
+    if (!c || !gcl_ctrl_life(c, ipu, &l))
+        return 0;
+    ctrl_peer_t *p = &c->peers[c->job->ipu_instance[ipu]];
+    char who[160];
+    gcl_job_describe_ipu(c->job, ipu, who, sizeof who);
+    int state = atomic_load(&p->state);
+    double silent = (double)(now_ns() - atomic_load(&p->heard_ns)) * 1e-9;
+    if (state == FAILED)
+        snprintf(why, len, "%s: its instance failed: %.300s", who, p->reason);
+    else if ((state == LEFT || l.state == HB_IPU_EXITED) && l.run_gen >= run_gen)
+        snprintf(why, len,
+                 "%s returned from its program without making this call (its instance has "
+                 "since left the job)",
+                 who);
+    else if (state == LEFT || l.state == HB_IPU_EXITED)
+        snprintf(why, len, "%s has left the job (its instance called gcl_finalize)", who);
+    else if (l.state == HB_IPU_FINISHED && l.run_gen >= run_gen)
+        snprintf(why, len, "%s returned from its program without making this call", who);
+    else if (silent > c->timeout_s)
+        snprintf(why, len,
+                 "%s is gone: its instance has not been heard from for %.1f s (GCL_PEER_TIMEOUT_S"
+                 "): its process or its host stopped",
+                 who, silent);
+    else
+        return 0;
+    return 1;
+}
+
+int gcl_ctrl_member_failed(gcl_ctrl_t *c, const int *ipus, int n, char *why, size_t len)
+{
+    for (int r = 0; c && r < n; r++) {
+        int inst = c->job->ipu_instance[ipus[r]];
+        if (!remote(c, inst) || atomic_load(&c->peers[inst].state) != FAILED)
+            continue;
+        char who[160];
+        gcl_job_describe_ipu(c->job, ipus[r], who, sizeof who);
+        snprintf(why, len, "%s: its instance failed: %.300s", who, c->peers[inst].reason);
+        return 1;
+    }
+    return 0;
+}
+
+void gcl_ctrl_ipu_changed(gcl_ctrl_t *c)
+{
+    if (c)
+        beat(c, BEAT);
+}
+
+void gcl_ctrl_ipu_failed(gcl_ctrl_t *c, int ipu, const char *reason)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    if (c->my_state == ALIVE) {
+        c->my_state = FAILED;
+        c->my_ipu = ipu;
+        snprintf(c->my_reason, sizeof c->my_reason, "%s", reason);
+    }
+    pthread_mutex_unlock(&c->lock);
+    beat(c, BEAT); /* at once; the thread repeats it with every beat */
+}
+
+void gcl_ctrl_poison(gcl_ctrl_t *c, const int *ipus, int n, uint64_t key0, const char *reason)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    ctrl_msg_t *m = &c->out;
+    int32_t *list = (int32_t *)m->payload;
+    size_t max = (PAYLOAD_MAX - TEXT_MAX) / sizeof *list;
+    for (int i = 0; i < c->job->num_instances; i++) {
+        if (!remote(c, i))
+            continue;
+        head(c, m, POISON);
+        m->h.key0 = key0;
+        for (int q = 0; q < n && m->h.count < max; q++)
+            if (c->job->ipu_instance[ipus[q]] == i)
+                list[m->h.count++] = ipus[q];
+        size_t bytes = m->h.count * sizeof *list;
+        m->h.textlen = (uint32_t)strnlen(reason, TEXT_MAX - 1);
+        memcpy(m->payload + bytes, reason, m->h.textlen);
+        for (int k = 0; m->h.count && k < REPEAT; k++) /* datagrams may be lost: say it thrice */
+            send_to(c, i, m, bytes + m->h.textlen);
+    }
+    pthread_mutex_unlock(&c->lock);
+}

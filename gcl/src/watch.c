@@ -1,0 +1,155 @@
+/*
+ * Liveness and the timeout, for every engine: what a waiting call checks about every 100 ms.
+ * In order: a mismatch another replica marked (it explains any peer that has given up since),
+ * this instance aborting, a mismatch the host's memory proves, a peer the call waits on that is
+ * gone, then the stall warning and the timeout, at which a few more proofs of a mismatch count.
+ */
+#include <stdio.h>
+
+#include "exec.h"
+#include "log.h"
+
+/* The context of every message about this call: "all_reduce #3 (group all, rank 2 of 8, step
+ * 4 of 14)". */
+void gcl_exec_describe(gcl_exec_t *x, char *buf, size_t len)
+{
+    char g[32], where[64];
+    coll_group_format(x->comm->group, g, sizeof g);
+    x->engine->where(x, where, sizeof where);
+    snprintf(buf, len, "%s #%u (group %s, rank %d of %d, %s)", x->what, x->sig.seq, g,
+             x->comm->rank, x->comm->size, where);
+}
+
+/* Remote members of the group (learnt from the control plane): one whose latest call is this
+ * one made another way (BEHIND 0, a proof, with its sentence), or one still in an earlier call of
+ * the communicator (BEHIND 1). */
+static int remote_members(gcl_exec_t *x, const gcl_call_view_t *v, int behind, char *why,
+                          size_t len)
+{
+    gcl_ctrl_t *ctrl = x->comm->ctx->inst->ctrl;
+    for (int r = 0; ctrl && r < v->n; r++) {
+        gcl_peer_life_t l;
+        if (r == v->rank || !gcl_ctrl_life(ctrl, v->ipus[r], &l))
+            continue;
+        if (behind ? gcl_diag_behind(v, &l)
+                   : gcl_diag_same_call_differs(v, v->ipus[r], &l, why, len))
+            return 1;
+    }
+    return 0;
+}
+
+/* A peer IPU that went past this call: on this host from its host box, on another from what
+ * its instance's beats said. */
+static int went_past(gcl_exec_t *x, const gcl_call_view_t *v, int ipu, int timed_out, char *why,
+                     size_t len)
+{
+    gcl_peer_life_t l;
+    if (gcl_ctrl_life(x->comm->ctx->inst->ctrl, ipu, &l))
+        return gcl_diag_past(v, ipu, &l, timed_out, why, len);
+    return gcl_diag_went_past(v, ipu, timed_out, why, len);
+}
+
+/* At the timeout, the proofs that need one: a peer's later call in our slots, a peer we wait on
+ * that went past this call. 1 with the sentence in WHY. */
+static int late_mismatch(gcl_exec_t *x, const gcl_call_view_t *v, char *why, size_t len)
+{
+    int ipus[64];
+    if (gcl_diag_find_mismatch(v, 1, why, len))
+        return 1;
+    int n = x->engine->waiting(x, ipus, 64);
+    for (int i = 0; i < n; i++)
+        if (went_past(x, v, ipus[i], 1, why, len))
+            return 1;
+    return 0;
+}
+
+static gcl_status_t stall_or_timeout(gcl_exec_t *x, gcl_waiter_t *w, const gcl_call_view_t *v,
+                                     double stalled)
+{
+    char call[200], pending[768], absent[768];
+    gcl_exec_describe(x, call, sizeof call);
+    x->engine->pending(x, pending, sizeof pending);
+    gcl_diag_absent(v, absent, sizeof absent);
+    const char *sep = absent[0] ? "; not in this call yet: " : "";
+    if (stalled >= w->timeout_s)
+        return gcl_err_set(x->err, GCL_ERR_TIMEOUT,
+                           "%s: no progress for %.1f s (GCL_TIMEOUT_S)%s%s; waited for %s", call,
+                           stalled, sep, absent, pending);
+    if (!w->warned) {
+        w->warned = 1;
+        GCL_WARN(GCL_SUB_COLL, "%s: stalled for %.1f s (GCL_STALL_WARN_S)%s%s; waiting for %s",
+                 call, stalled, sep, absent, pending);
+    }
+    return GCL_OK;
+}
+
+/* This instance is aborting: another of its IPUs failed first. Its reason is written before
+ * the abort is raised: quote it, so that a peer that finds this IPU failed learns the cause, not
+ * the consequence. */
+static gcl_status_t aborted(gcl_exec_t *x)
+{
+    struct gcl_instance *inst = x->comm->ctx->inst;
+    const gcl_job_t *j = &inst->job;
+    char call[200], who[160];
+    gcl_exec_describe(x, call, sizeof call);
+    int first = atomic_load(&inst->run.first_failure);
+    if (first < 0 || first >= j->num_local_ipus)
+        return gcl_err_set(x->err, GCL_ERR_ABORTED,
+                           "%s: aborted because another IPU of this instance failed", call);
+    int hl = j->ipu_hostlocal[j->first_ipu + first];
+    gcl_job_describe_ipu(j, j->first_ipu + first, who, sizeof who);
+    return gcl_err_set(x->err, GCL_ERR_ABORTED,
+                       "%s: aborted because another IPU of this instance failed: %s: %.300s", call,
+                       who, inst->host.hb.ipus[hl].reason);
+}
+
+/* A peer of the call failed. When an IPU of this instance failed first, this is its
+ * consequence (the failed peer may be that IPU, seen before the abort was raised): the abort. */
+static gcl_status_t peer_failed(gcl_exec_t *x, const char *why)
+{
+    char call[200];
+    if (atomic_load(&x->comm->ctx->inst->run.first_failure) >= 0)
+        return aborted(x);
+    gcl_exec_describe(x, call, sizeof call);
+    return gcl_err_set(x->err, GCL_ERR_PEER_FAILED, "%s: %s", call, why);
+}
+
+gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
+{
+    struct gcl_ctx *ctx = x->comm->ctx;
+    struct gcl_instance *inst = ctx->inst;
+    gcl_call_view_t v = gcl_comm_view(x->comm, x->key0, &x->sig);
+    char why[512], mism[640];
+    if (gcl_diag_poisoned(&inst->host.hb, ctx->hostlocal, x->key0, x->err))
+        return GCL_ERR_MISMATCH;
+    if (atomic_load(&inst->run.abort))
+        return aborted(x);
+    if (gcl_diag_find_mismatch(&v, 0, mism, sizeof mism) ||
+        remote_members(x, &v, 0, mism, sizeof mism))
+        return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", mism);
+    int ipu;
+    if (x->engine->gone(x, &ipu, why, sizeof why)) {
+        if (went_past(x, &v, ipu, 0, mism, sizeof mism))
+            return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", mism);
+        return peer_failed(x, why);
+    }
+    /* A member of the group failed, though this rank waits on another now: the call can never
+     * complete (the peer it waits on will not come either, or hangs on the failed one). */
+    if (gcl_diag_member_failed(&v, why, sizeof why) ||
+        gcl_ctrl_member_failed(inst->ctrl, v.ipus, v.n, why, sizeof why))
+        return peer_failed(x, why);
+    double stalled = gcl_waiter_stalled(w);
+    if (stalled < w->stall_warn_s && stalled < w->timeout_s)
+        return GCL_OK;
+    if (stalled >= w->timeout_s) {
+        if (late_mismatch(x, &v, mism, sizeof mism))
+            return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", mism);
+        /* A local peer still in an earlier call of this communicator has waited longer than
+         * this rank: its verdict (a mismatch, which marks the communicator, or its own
+         * failure) explains this wait, and comes soon. Wait for it, up to twice the timeout. */
+        if (stalled < 2 * w->timeout_s &&
+            (gcl_diag_peer_behind(&v) || remote_members(x, &v, 1, NULL, 0)))
+            return GCL_OK;
+    }
+    return stall_or_timeout(x, w, &v, stalled);
+}

@@ -1,0 +1,48 @@
+/*
+ * The restart loop; see restart.h.
+ */
+#include "restart.h"
+
+#include <gcl/popdist_env.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+bool restart_wanted(const struct outcome *out, int status)
+{
+    if (status == 0 || out->interrupt_sig)
+        return false;
+    /* An instance's usage error would only come again. */
+    return out->host_lost ||
+           !(out->have_failure && out->failure.kind == MARKER_EXIT && out->failure.value == 2);
+}
+
+int restart_loop(const struct restart_job *rj)
+{
+    char err[512], msg[512];
+    for (int attempt = 0;; attempt++) {
+        if (rj->max_restarts > 0) {
+            char count[16];
+            snprintf(count, sizeof(count), "%d", attempt);
+            setenv(POPDIST_ENV_RESTART_COUNT, count, 1);
+        }
+        struct outcome out = rj->proto;
+        fflush(stdout);
+        fflush(stderr);
+        if (rj->run(rj->ctx, &out, err, sizeof(err)) != 0) {
+            fprintf(stderr, "poprun: %s\n", err);
+            return 1;
+        }
+        int status = outcome_exit_status(&out, rj->plan, msg, sizeof(msg));
+        bool again = restart_wanted(&out, status);
+        if (again && attempt < rj->max_restarts) {
+            fprintf(stderr, "poprun: %s; restarting the job (restart %d of %d)\n", msg, attempt + 1,
+                    rj->max_restarts);
+            continue;
+        }
+        if (msg[0] && again && rj->max_restarts > 0)
+            fprintf(stderr, "poprun: %s; no restart left (%d used)\n", msg, rj->max_restarts);
+        else if (msg[0])
+            fprintf(stderr, "poprun: %s\n", msg);
+        return status;
+    }
+}

@@ -1,0 +1,219 @@
+"""The instance: gcl_init / gcl_run / gcl_finalize, and running a Python program on every local
+simulated IPU.
+
+run() calls gcl_run from a helper thread, so that the main thread stays in Python and Ctrl-C
+works: after the first Ctrl-C, every IPU's next call into gcl raises KeyboardInterrupt (its
+program fails, so libgcl aborts the collectives the others wait in), and run() raises it in the
+caller once every program has returned. A second Ctrl-C exits the process at once (status 130),
+for programs busy in Python code that never calls gcl again.
+
+A program's uncaught exception fails that IPU's program with a status (the GclError's own, or
+GCL_ERR_INTERNAL for any other exception), which makes libgcl abort its peers instead of letting
+them wait, and run() re-raises the first exception raised, with a note naming the IPU.
+"""
+
+import atexit
+import collections
+import ctypes
+import os
+import sys
+import threading
+
+from . import _context, errors
+from ._lib import PROGRAM, Config, JobInfo, lib, text
+
+_C = lib
+_INTERNAL = -12  # GCL_ERR_INTERNAL: a Python exception that is not a GclError
+
+JobInfoTuple = collections.namedtuple(
+    "JobInfo", "num_instances instance_index num_replicas num_local_replicas replica_offset "
+    "ipus_per_replica num_hosts host_index")
+JobInfoTuple.__doc__ = "The shape of the job as this instance sees it (gcl_job_info_t)."
+
+_open = set()  # instances not finalized yet: finalized at exit if the program forgot
+
+
+class _Run:
+    """The state of one run(): results, and exceptions in the order raised."""
+
+    def __init__(self, instance, program, args, kwargs):
+        self.instance, self.program, self.args, self.kwargs = instance, program, args, kwargs
+        self.results = [None] * instance.info.num_local_replicas * instance.info.ipus_per_replica
+        self.raised = []  # (exception, ctx) in the order raised
+        self.kept = []  # requests left open by a program: their buffers outlive gcl_run
+        self.interrupted = False
+        self.lock = threading.Lock()
+
+    def keep(self, requests):
+        with self.lock:
+            self.kept.extend(requests)
+
+    def entry(self, handle, _arg):
+        """The gcl_program_t of every IPU thread. Never lets an exception escape into ctypes."""
+        ctx = None
+        try:
+            ctx = _context.Ctx(self.instance, handle, self)
+            try:
+                value = self.program(ctx, *self.args, **self.kwargs)
+            finally:
+                ctx._end()
+            if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+                return value  # a gcl status: the program failed with it
+            self.results[ctx.global_ipu - self.instance._first_ipu] = value
+            return 0
+        except BaseException as e:  # noqa: B902: every exception fails this IPU, nothing else
+            with self.lock:
+                self.raised.append((e, ctx))
+            if isinstance(e, errors.GclError) and isinstance(e.status, int) and e.status < 0:
+                return e.status
+            return _INTERNAL
+
+    def interrupt(self):
+        """Makes every IPU's next libgcl call through this package raise KeyboardInterrupt."""
+        self.interrupted = True
+
+
+class Instance:
+    """This process's instance of the job (gcl_instance_t), from gcl.init(). Use it as a context
+    manager, or call finalize() (collective over all instances) when done."""
+
+    def __init__(self, replicas=None, ipus_per_replica=None):
+        cfg = Config(_positive(replicas, "replicas"),
+                     _positive(ipus_per_replica, "ipus_per_replica"))
+        cfg.size = ctypes.sizeof(Config)
+        cfg.version = _C.gcl_version()
+        h = ctypes.c_void_p()
+        status = _C.gcl_init(ctypes.byref(cfg), ctypes.byref(h))
+        # gcl_init frees what it made on failure; gcl_init_error() keeps its one-line reason.
+        errors.check(status, lambda: "gcl_init failed: " +
+                     (_C.gcl_init_error() or b"(no reason given)").decode(errors="replace"))
+        self._h = h
+        self._running = False
+        self._memory = {}
+        info = JobInfo()
+        _C.gcl_instance_info(h, ctypes.byref(info))
+        self.info = JobInfoTuple(*(getattr(info, f) for f, _ in JobInfo._fields_))
+        self._first_ipu = self.info.replica_offset * self.info.ipus_per_replica
+        _open.add(self)
+
+    def __repr__(self):
+        i = self.info
+        return (f"<gcl.Instance {i.instance_index} of {i.num_instances}: replicas "
+                f"{i.replica_offset}..{i.replica_offset + i.num_local_replicas - 1} of "
+                f"{i.num_replicas}>")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.finalize()
+        return False
+
+    def _handle(self):
+        if self._h is None:
+            raise RuntimeError("this gcl instance has been finalized")
+        return self._h
+
+    def _ipu_memory(self, global_ipu):
+        return self._memory.setdefault(global_ipu, {})
+
+    @property
+    def topology(self):
+        """The simulated pod's name ("POD16", or its file's name)."""
+        return text(_C.gcl_sim_topology(self._handle()))
+
+    @property
+    def topology_ipus(self):
+        """The number of IPUs of the simulated pod."""
+        return _C.gcl_sim_topology_ipus(self._handle())
+
+    @property
+    def error(self):
+        """libgcl's text of the last failure of run() on this instance ("" when none)."""
+        return text(_C.gcl_instance_error(self._handle()))
+
+    def run(self, program, *args, **kwargs):
+        """Runs PROGRAM(ctx, *ARGS, **KWARGS) on one thread per local simulated IPU and waits
+        for all of them. Returns their return values, by local IPU order. A program fails by
+        raising (run() re-raises the first exception raised) or by returning a negative gcl
+        status. Every instance calls run() the same number of times."""
+        h = self._handle()
+        if self._running:
+            raise RuntimeError("run() is already running on this instance")
+        state = _Run(self, program, args, kwargs)
+        callback = PROGRAM(state.entry)
+        out, done = {}, threading.Event()
+
+        def drive():
+            try:
+                out["status"] = _C.gcl_run(h, callback, None)
+            finally:
+                done.set()
+
+        self._running = True
+        try:
+            threading.Thread(target=drive, name="gcl.run", daemon=True).start()
+            _wait(done, state)
+        finally:
+            self._running = False
+        state.kept = None  # gcl_run has cancelled what the programs left open
+        if state.interrupted:
+            raise KeyboardInterrupt
+        if state.raised:
+            exc, ctx = state.raised[0]
+            if ctx is not None and hasattr(exc, "add_note"):
+                exc.add_note(f"(raised by the program on replica {ctx.replica} IPU {ctx.ipu})")
+            raise exc
+        errors.check(out.get("status", _INTERNAL), lambda: text(_C.gcl_instance_error(h)))
+        return state.results
+
+    def finalize(self):
+        """Ends the instance (collective over all instances). Arrays from ipu_malloc are freed
+        here. Calling it again does nothing."""
+        if self._h is None:
+            return
+        if self._running:
+            raise RuntimeError("finalize() while run() is running")
+        h, self._h = self._h, None
+        self._memory.clear()
+        _open.discard(self)
+        errors.check(_C.gcl_finalize(h), lambda: "the instances' closing barrier failed")
+
+
+def _wait(done, state):
+    """Waits for gcl_run to return, turning Ctrl-C into the interruption of the run. (An Event,
+    not Thread.join: in Python 3.11 a join interrupted by Ctrl-C marks the thread as finished.)"""
+    while not done.is_set():
+        try:
+            done.wait(0.25)
+        except KeyboardInterrupt:
+            if state.interrupted:
+                print("gcl: interrupted again; exiting now", file=sys.stderr, flush=True)
+                os._exit(130)
+            print("gcl: interrupted; stopping every IPU's program (Ctrl-C again to exit now)",
+                  file=sys.stderr, flush=True)
+            state.interrupt()
+
+
+def _positive(v, what):
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{what} must be a positive integer, not {v!r}")
+    return v
+
+
+def init(replicas=None, ipus_per_replica=None):
+    """Starts this instance: REPLICAS replicas of IPUS_PER_REPLICA simulated IPUs (default 1
+    and 1) when run alone; under poprun the POPDIST_* variables win over both. Returns an
+    Instance (a context manager that finalizes it)."""
+    return Instance(replicas, ipus_per_replica)
+
+
+@atexit.register
+def _finalize_forgotten():
+    for inst in list(_open):
+        try:
+            inst.finalize()
+        except Exception as e:  # noqa: B902: at exit, report and go on
+            print(f"gcl: finalize at exit: {e}", file=sys.stderr)

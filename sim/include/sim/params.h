@@ -1,0 +1,61 @@
+/*
+ * Every constant of the simulated pod's cost model that a pod description may set, with its
+ * default, unit, where the number comes from, and (for assumed and fitted ones) the range we
+ * believe in. One table (sim/src/params.c) serves the topology-file parser (each key is a file
+ * key and an override: "POD64,ipulink_latency_ns=700"), sim-step --sensitivity (which halves and
+ * doubles every assumed and fitted one) and docs/validation.md.
+ *
+ * The device's datasheet numbers (tiles, SRAM, clock, peaks, bandwidths) are not here: they are
+ * the GC200 preset in sim/src/device.c, each with its source.
+ */
+#ifndef SIM_PARAMS_H
+#define SIM_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/ipu_cost.h"
+
+typedef enum sim_param_kind {
+    SIM_PARAM_SOURCED = 0, /* from a datasheet, a Graphcore document or a paper */
+    SIM_PARAM_ASSUMED,     /* no published figure: our estimate, with a range */
+    SIM_PARAM_FITTED,      /* calibrated against the figures docs/validation.md names */
+} sim_param_kind_t;
+
+typedef enum sim_param_unit {
+    SIM_UNIT_FRACTION = 0, /* a ratio, 0.001 .. 1 */
+    SIM_UNIT_NS,           /* nanoseconds */
+    SIM_UNIT_GBS,          /* GB/s, 10^9 bytes/s */
+    SIM_UNIT_BYTES,
+    SIM_UNIT_COUNT,
+} sim_param_unit_t;
+
+typedef struct sim_param_info {
+    const char *key; /* the topology-file key */
+    sim_param_kind_t kind;
+    sim_param_unit_t unit;
+    double value;       /* the default, in UNIT */
+    double lo, hi;      /* believed range (sourced: the value itself) */
+    int topology;       /* 1: a link or sync constant of the topology, 0: of the cost model */
+    const char *source; /* one line: where the value comes from */
+} sim_param_info_t;
+
+size_t sim_param_count(void);
+/* The I-th parameter, or NULL past the end. */
+const sim_param_info_t *sim_param_get(size_t i);
+/* The parameter called KEY, or NULL. */
+const sim_param_info_t *sim_param_find(const char *key);
+/* "sourced", "assumed", "fitted"; and "", "ns", "GB/s", "bytes", "" for the units. */
+const char *sim_param_kind_name(sim_param_kind_t k);
+const char *sim_param_unit_name(sim_param_unit_t u);
+
+/* Sets cost-model parameter KEY (topology == 0) of CP from MILLI thousandths of its unit (the
+ * topology parser's exact decimals). Returns 0; -ENOENT for a key that is not a cost-model
+ * parameter; -ERANGE when the value is outside what the model accepts (fractions 0.001..1,
+ * counts and bytes whole and at least 1, host_servers and the byte sizes may be 0). */
+int sim_cost_param_set_milli(sim_cost_params_t *cp, const char *key, uint64_t milli);
+
+/* The value of cost-model parameter KEY in CP, in its unit; -1 for an unknown key. */
+double sim_cost_param_value(const sim_cost_params_t *cp, const char *key);
+
+#endif /* SIM_PARAMS_H */

@@ -1,0 +1,103 @@
+/*
+ * A training job's plan on the simulated pod: the model's layers split into pipeline stages,
+ * what each stage costs per micro-batch, what it sends to the next stage, and what it holds in
+ * its IPU's memory.
+ *
+ * Memory of stage s (one IPU), against the GC200's 1472 x 624 KiB = 940,572,672 bytes:
+ *   weights      every layer's weights (tied ones too) in the layer's precision
+ *   gradients    an accumulator of the same count, in the gradient precision
+ *   optimizer    the optimizer's state vectors of the stage's parameters (not of tied weights:
+ *                their state stays with the weights' owner), f32 (4 bytes) each: on chip,
+ *                divided by the replicas when sharded, none when in Streaming Memory
+ *   stash        what the stage keeps per micro-batch in flight (sim_pipe_in_flight()):
+ *                recompute none: every layer's stored values (sim_layer_stored_values(); a
+ *                tensor kept by a one-input elementwise layer is not kept again by the layer
+ *                after it, which reads the same tensor); checkpoints: the stage's input and
+ *                every checkpoint layer's output; stage: the stage's input
+ *   activations  the working set of one micro-batch: with recomputation, the stored values of
+ *                the largest recomputed segment (checkpoints) or of the whole stage (stage);
+ *                and the largest layer's input plus output
+ *   code         code_bytes_per_tile x 1472, plus code_bytes_per_layer x 1472 per layer
+ * Headroom is capacity minus the total (negative when the stage does not fit). When it does
+ * not fit, the overflowing layer is the first at which the running sum, taken layer by layer
+ * (each layer's weights, gradients, state, code and stash, after the stage's fixed part), passes
+ * the capacity.
+ */
+#ifndef SIM_PLAN_H
+#define SIM_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/device.h"
+#include "sim/ipu_cost.h"
+#include "sim/model.h"
+#include "sim/pipeline.h"
+
+typedef struct sim_plan_params {
+    int stages;            /* pipeline stages = IPUs per replica */
+    int replicas;          /* data-parallel replicas (sharded state is split over them) */
+    uint64_t micro_batch;  /* samples per micro-batch; a multiple of samples_per_unit */
+    uint32_t accumulation; /* micro-batches per step */
+    sim_schedule_t schedule;
+    sim_recompute_t recompute;
+    sim_optimizer_t optimizer;
+    sim_state_place_t state;
+    sim_precision_t grad_prec; /* the gradient accumulator and all-reduce */
+    const uint32_t *splits;    /* first layers of stages 1..K-1, or NULL for the balancing rule */
+} sim_plan_params_t;
+
+typedef struct sim_stage_mem {
+    uint64_t weights, gradients, optimizer, stash, activations, code;
+    uint64_t total, capacity;
+    int64_t headroom;
+    int64_t overflow_layer; /* the layer at which the stage overflows, or -1 */
+} sim_stage_mem_t;
+
+typedef struct sim_stage {
+    uint32_t first, last;     /* layers [first, last) */
+    uint64_t weights;         /* values: the gradient all-reduce's count (tied weights too) */
+    uint64_t params;          /* values the optimizer updates (a tied layer's weights are
+                                 updated, and their state kept, with the layer they belong to) */
+    uint32_t tensors;         /* weight tensors */
+    uint64_t out_values;      /* values per micro-batch sent to the next stage */
+    uint32_t in_flight;       /* micro-batches held at once */
+    sim_cost_t fwd, bwd, rec; /* per micro-batch: forward, backward, recomputation */
+    sim_stage_mem_t mem;
+} sim_stage_t;
+
+typedef struct sim_plan {
+    sim_plan_params_t p;
+    uint64_t units; /* units per micro-batch */
+    int num_stages;
+    sim_stage_t *stages;
+    sim_cost_t *layer_fwd, *layer_bwd; /* [num_layers]: each layer's passes per micro-batch */
+} sim_plan_t;
+
+/* Builds the plan of model M on device D with cost constants CP. Checks the parameters (one line
+ * in ERR: "--micro-batch 3: bert-large packs 2 samples per unit; ...", a split that is not
+ * increasing, more stages than layers). A stage that does not fit is not an error here: see
+ * sim_plan_overflow(). Returns 0, -EINVAL or -ENOMEM. */
+int sim_plan_build(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
+                   const sim_plan_params_t *p, sim_plan_t *out, char *err, size_t errlen);
+void sim_plan_free(sim_plan_t *plan);
+
+/* The first stage that does not fit, or -1. */
+int sim_plan_overflow(const sim_plan_t *plan);
+
+/* The smallest stage count above P->stages (up to MAX_STAGES) at which every stage fits with the
+ * balancing rule and the same replicas, or -1 when none does. */
+int sim_plan_min_stages(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
+                        const sim_plan_params_t *p, int max_stages);
+
+/* One line for a plan whose stage S overflows: "stage 1 (layers l0_qkv .. l23_ln2) needs
+ * 1,234,567,890 bytes of 940,572,672: 293,995,218 over, from layer l17_ffn1 on; the smallest
+ * stage count that fits is 6". */
+void sim_plan_overflow_text(const sim_plan_t *plan, const sim_model_t *m, int s, int min_stages,
+                            char *buf, size_t len);
+
+/* Steps of GLOBAL_BATCH samples to reach SAMPLES (rounded up), times STEP_S seconds, plus
+ * OVERHEAD_S: the predicted time to train, in seconds. */
+double sim_time_to_train(double step_s, uint64_t global_batch, uint64_t samples, double overhead_s);
+
+#endif /* SIM_PLAN_H */

@@ -1,0 +1,103 @@
+"""Failures across processes: a Python exception on one instance fails the others fast, Ctrl-C
+stops a run whose IPUs are busy or blocked, and bad configuration is a clear exception."""
+
+import signal
+import subprocess
+import time
+
+from helpers import PYTHON, by_instance, env, poprun, run
+
+RAISE_ON_REPLICA_2 = """
+import gcl, numpy as np
+def program(ctx):
+    comm = ctx.comm()
+    if ctx.replica == 2:
+        raise ValueError("replica 2 cannot go on")
+    comm.all_reduce(np.ones(16, np.float32))
+with gcl.init() as inst:
+    try:
+        inst.run(program)
+    except Exception as e:
+        print(f"run raised {type(e).__name__}: {e}", flush=True)
+        raise
+"""
+
+
+def test_exception_on_one_instance_fails_the_others_fast():
+    t0 = time.monotonic()
+    r = poprun(4, 2, [PYTHON, "-c", RAISE_ON_REPLICA_2], GCL_TIMEOUT_S=120)
+    assert time.monotonic() - t0 < 60  # not the 120 s timeout
+    assert r.returncode != 0
+    out = by_instance(r.stdout)
+    assert out[1][-1] == "run raised ValueError: replica 2 cannot go on", out
+    assert out[0][-1].startswith("run raised PeerFailedError: GCL_ERR_PEER_FAILED: "), out
+    assert "replica 2 (instance 1 on host" in out[0][-1], out
+    assert "(raised by the program on replica 2 IPU 0)" in r.stderr + r.stdout
+
+
+BUSY = """
+import gcl, numpy as np, sys, time
+def program(ctx):
+    comm = ctx.comm()
+    if ctx.replica == 0:
+        print("started", flush=True)
+        while True:            # busy, calling gcl but never reaching the collective
+            time.sleep(0.05)
+            ctx.charge_compute("work", 1e6, 1e3)
+    comm.all_reduce(np.ones(4, np.float32))   # the others wait here
+with gcl.init(replicas=3) as inst:
+    inst.run(program)
+"""
+
+STUCK = """
+import gcl, threading
+def program(ctx):
+    if ctx.replica == 0:
+        print("started", flush=True)
+    threading.Event().wait()   # stuck in Python, never calling gcl again
+with gcl.init(replicas=2) as inst:
+    inst.run(program)
+"""
+
+
+def start(code):
+    p = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env(GCL_TIMEOUT_S=600))
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(0.3)
+    return p
+
+
+def test_ctrl_c_stops_a_run():
+    p = start(BUSY)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGINT, err  # Python's exit for an uncaught Ctrl-C
+    assert "gcl: interrupted; stopping every IPU's program" in err
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+
+
+def test_second_ctrl_c_exits_at_once():
+    p = start(STUCK)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "gcl: interrupted again; exiting now" in err
+
+
+def test_bad_popdist_variable_is_an_exception():
+    r = run([PYTHON, "-c", "import gcl; gcl.init()"], POPDIST_NUM_INSTANCES="1",
+            POPDIST_NUM_TOTAL_REPLICAS="zero", GCL_LOG_LEVEL="warn")
+    assert r.returncode == 1
+    assert 'POPDIST_NUM_TOTAL_REPLICAS="zero" is not valid' in r.stderr
+    assert r.stderr.rstrip().splitlines()[-1].startswith(
+        "gcl.errors.InvalidArgumentError: GCL_ERR_INVALID_ARGUMENT"), r.stderr
+
+
+def test_missing_library_is_an_import_error():
+    r = run([PYTHON, "-c", "import gcl"], GCL_LIBRARY="/nonexistent/libgcl.so")
+    assert r.returncode == 1
+    assert r.stderr.rstrip().splitlines()[-1].startswith(
+        "ImportError: gcl: cannot load GCL_LIBRARY=/nonexistent/libgcl.so"), r.stderr
