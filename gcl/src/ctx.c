@@ -4,6 +4,7 @@
  */
 #include "ctx.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,4 +139,17 @@ int gcl_ctx_global_ipu(gcl_ctx_t ctx)
 int gcl_ctx_num_replicas(gcl_ctx_t ctx)
 {
     return ctx->inst->job.num_replicas;
+}
+
+gcl_status_t gcl_ctx_set_error(gcl_ctx_t ctx, gcl_status_t status, const char *fmt, ...)
+{
+    /* Only a failure's status: GCL_OK or GCL_ERR_IN_PROGRESS would not fail the program. */
+    if (!ctx || !fmt || status > GCL_ERR_INVALID_ARGUMENT || status < GCL_ERR_INTERNAL)
+        return GCL_ERR_INVALID_ARGUMENT;
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    return gcl_ctx_fail(ctx, status, "%s", text);
 }

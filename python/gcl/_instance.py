@@ -9,7 +9,10 @@ for programs busy in Python code that never calls gcl again.
 
 A program's uncaught exception fails that IPU's program with a status (the GclError's own, or
 GCL_ERR_INTERNAL for any other exception), which makes libgcl abort its peers instead of letting
-them wait, and run() re-raises the first exception raised, with a note naming the IPU.
+them wait, and run() re-raises the first exception raised, with a note naming the IPU. An
+exception that did not come from libgcl is also recorded as the IPU's reason
+(gcl_ctx_set_error), so that the errors of its peers in other instances quote it
+("... failed: ValueError: bad shard").
 """
 
 import atexit
@@ -64,9 +67,15 @@ class _Run:
         except BaseException as e:  # noqa: B902: every exception fails this IPU, nothing else
             with self.lock:
                 self.raised.append((e, ctx))
+            status = _INTERNAL
             if isinstance(e, errors.GclError) and isinstance(e.status, int) and e.status < 0:
-                return e.status
-            return _INTERNAL
+                status = e.status
+            if not getattr(e, "from_libgcl", False):
+                # The program's own exception: its peers, in every instance, quote it.
+                why = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                if _C.gcl_ctx_set_error(handle, status, b"%s", why.encode(errors="replace")):
+                    _C.gcl_ctx_set_error(handle, _INTERNAL, b"%s", why.encode(errors="replace"))
+            return status
 
     def interrupt(self):
         """Makes every IPU's next libgcl call through this package raise KeyboardInterrupt."""

@@ -141,6 +141,7 @@ _PROTOS = {
     "gcl_comm_size": (c_int, [_p]),
     "gcl_last_error": (c_char_p, [_p]),
     "gcl_ctx_last_error": (c_char_p, [_p]),
+    "gcl_ctx_set_error": (_st, [_p, c_int, c_char_p]),  # and the sentence, for "%s"
     "gcl_algorithms": (c_int, [c_char_p, POINTER(c_char_p), c_int]),
     "gcl_comm_algorithm": (c_char_p, [_p, c_char_p]),
     "gcl_comm_set_algorithm": (_st, [_p, c_char_p, c_char_p]),

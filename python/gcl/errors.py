@@ -14,6 +14,7 @@ class GclError(Exception):
     detail: libgcl's text for this failure."""
 
     status = None
+    from_libgcl = False  # True when raised for a status libgcl returned (check())
 
     def __init__(self, detail="", status=None):
         if status is not None:
@@ -93,6 +94,9 @@ def error(status, detail=""):
 
 
 def check(status, detail_fn):
-    """Raises the exception for STATUS unless it is GCL_OK; DETAIL_FN() gives libgcl's text."""
+    """Raises the exception for STATUS unless it is GCL_OK; DETAIL_FN() gives libgcl's text.
+    The exception is marked as libgcl's own (from_libgcl): libgcl has recorded its reason."""
     if status != 0:
-        raise error(status, detail_fn())
+        e = error(status, detail_fn())
+        e.from_libgcl = True
+        raise e

@@ -32,6 +32,8 @@ def test_exception_on_one_instance_fails_the_others_fast():
     assert out[1][-1] == "run raised ValueError: replica 2 cannot go on", out
     assert out[0][-1].startswith("run raised PeerFailedError: GCL_ERR_PEER_FAILED: "), out
     assert "replica 2 (instance 1 on host" in out[0][-1], out
+    # The program's own exception, not "the program returned GCL_ERR_INTERNAL" (gcl_ctx_set_error).
+    assert "ValueError: replica 2 cannot go on" in out[0][-1], out
     assert "(raised by the program on replica 2 IPU 0)" in r.stderr + r.stdout
 
 

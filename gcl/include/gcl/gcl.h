@@ -292,6 +292,17 @@ gcl_status_t gcl_recv_start(gcl_ctx_t ctx, int src, void *buf, size_t count, gcl
                             int tag, gcl_request_t *req);
 /* Text of the last failure of a call on CTX that has no communicator ("" when none). */
 const char *gcl_ctx_last_error(gcl_ctx_t ctx);
+/*
+ * Records the program's own reason for failing on CTX: STATUS (an error, GCL_ERR_INTERNAL ..
+ * GCL_ERR_INVALID_ARGUMENT) and a printf-style sentence, which gcl_ctx_last_error() then returns.
+ * When the program returns an error afterwards, gcl_instance_error() and the errors of its peers
+ * in every instance quote this sentence, where they would otherwise say only "the program
+ * returned GCL_ERR_...". Returns STATUS, so a program can end with
+ * `return gcl_ctx_set_error(ctx, GCL_ERR_INTERNAL, "batch %d is empty", b);`.
+ * GCL_ERR_INVALID_ARGUMENT, recording nothing, for a NULL CTX or FMT or a STATUS that is no error.
+ */
+gcl_status_t gcl_ctx_set_error(gcl_ctx_t ctx, gcl_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #pragma GCC visibility pop
 

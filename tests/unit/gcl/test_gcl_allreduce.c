@@ -144,6 +144,7 @@ typedef struct {
     int mode;
     gcl_status_t status[8];
     char text[8][512];
+    char inst_text[512]; /* gcl_instance_error after the run */
     atomic_int returned; /* replicas whose call has returned */
 } fault_t;
 
@@ -210,8 +211,16 @@ static gcl_status_t fault_program(gcl_ctx_t ctx, void *arg)
         rc = poll_all_reduce(comm, x, f->mode == POLL_SLOWLY ? 500 * 1000 : 100);
         return record(f, me, comm, rc);
     }
-    if (f->mode == FAILING_REPLICA && me == 2)
-        return GCL_ERR_INTERNAL;
+    if (f->mode == FAILING_REPLICA && me == 2) {
+        /* Only an error status and a sentence are recorded. */
+        if (gcl_ctx_set_error(ctx, GCL_OK, "not an error") != GCL_ERR_INVALID_ARGUMENT ||
+            gcl_ctx_set_error(ctx, GCL_ERR_IN_PROGRESS, "no") != GCL_ERR_INVALID_ARGUMENT ||
+            gcl_ctx_set_error(ctx, (gcl_status_t)-99, "no") != GCL_ERR_INVALID_ARGUMENT ||
+            gcl_ctx_set_error(NULL, GCL_ERR_INTERNAL, "no") != GCL_ERR_INVALID_ARGUMENT ||
+            strcmp(gcl_ctx_last_error(ctx), "") != 0)
+            return GCL_ERR_NOT_SUPPORTED;
+        return gcl_ctx_set_error(ctx, GCL_ERR_INTERNAL, "replica %d cannot go on", me);
+    }
     if (f->mode == BAD_ARGUMENTS) {
         rc = gcl_all_reduce(comm, x, x, 16, GCL_F32, GCL_LOGICAL_AND);
         f->status[me] = rc;
@@ -233,6 +242,7 @@ static gcl_status_t run_fault(fault_t *f, int replicas)
     gcl_instance_t inst;
     assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
     gcl_status_t rc = gcl_run(inst, fault_program, f);
+    snprintf(f->inst_text, sizeof f->inst_text, "%s", gcl_instance_error(inst));
     gcl_finalize(inst);
     return rc;
 }
@@ -326,9 +336,16 @@ static void test_failing_replica_aborts_the_rest(void **state)
     (void)state;
     fault_t f = {.mode = FAILING_REPLICA};
     assert_int_equal(run_fault(&f, 4), GCL_ERR_INTERNAL);
-    for (int r = 0; r < 4; r++)
-        if (r != 2)
-            assert_true(f.status[r] == GCL_ERR_ABORTED || f.status[r] == GCL_ERR_PEER_FAILED);
+    /* The program's own sentence (gcl_ctx_set_error) is the instance's error, and every other
+     * replica, of the same instance, is aborted quoting it. */
+    assert_non_null(strstr(f.inst_text, "replica 2 IPU 0: replica 2 cannot go on"));
+    for (int r = 0; r < 4; r++) {
+        if (r == 2)
+            continue;
+        assert_int_equal(f.status[r], GCL_ERR_ABORTED);
+        assert_non_null(strstr(f.text[r], "replica 2 (instance 0"));
+        assert_non_null(strstr(f.text[r], "replica 2 cannot go on"));
+    }
 }
 
 static void test_bad_arguments(void **state)
