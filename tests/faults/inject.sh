@@ -12,9 +12,9 @@
 #              others without it.
 #   2inst      poprun, 2 instances of 2 replicas x 2 IPUs on this host (shm between them),
 #              KIND:N@1: only instance 1 fails. Every N for post and map; for alloc N = 1..30
-#              and every 7th (FAULTS_INJECT_2INST_EVERY; 1 for all of them, about 3 minutes).
+#              and every 10th (FAULTS_INJECT_2INST_EVERY; 1 for all of them, about 3 minutes).
 #   2inst-mpi, 2inst-ofi: the same over GCL_TRANSPORT=mpi or ofi (posts are then the network
-#              backend's isend and irecv; N = 1..30 and every 3rd of them, about 75 in all).
+#              backend's isend and irecv; N = 1..30 and every 4th of them, about 70 in all).
 # FAULTS_INJECT_VALGRIND=0: single without valgrind (the sanitizer build, whose binaries
 # valgrind cannot run, finds memory errors itself).
 #
@@ -44,8 +44,8 @@ faults_init "inject-$kind-$where"
 vg_every=${FAULTS_INJECT_VALGRIND_EVERY:-25}
 [ "$kind" = map ] && vg_every=1
 two_every=1
-[ "$kind" = alloc ] && two_every=7
-[ "$kind" = post ] && [ "$where" != 2inst ] && two_every=3
+[ "$kind" = alloc ] && two_every=10
+[ "$kind" = post ] && [ "$where" != 2inst ] && two_every=4
 two_every=${FAULTS_INJECT_2INST_EVERY:-$two_every}
 max_n=${FAULTS_INJECT_MAX_N:-5000}
 vg=()

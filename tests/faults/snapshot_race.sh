@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # snapshot_race.sh: lib.sh's snapshot, under set -euo pipefail, beside a loop that makes and
 # removes OpenMPI-style session directories as fast as it can (another job's mpirun starting
-# and ending). Asserts that 1000 snapshots all return, each listing a directory that stays
-# put. The loop works in a private root ($FAULTS_OMPI_ROOT), not in /tmp, so that it cannot
+# and ending). Asserts that 1000 snapshots (or as many as 40 s allow on a loaded machine, at
+# least 100) all return, each listing a directory that stays put. The loop works in a private root ($FAULTS_OMPI_ROOT), not in /tmp, so that it cannot
 # disturb the leak checks of tests running beside it.
 #
 # The former snapshot (ls -1d on the glob's names) is run first, as a control: beside the same
@@ -26,7 +26,8 @@ old_snapshot() {
     ls -1d "$FAULTS_OMPI_ROOT"/ompi.*/* 2>/dev/null | sed 's|^|ompi |'; } | sort >"$1"
 }
 set +e
-( set -euo pipefail; for _ in $(seq 1000); do old_snapshot "$FT/old"; done )
+( set -euo pipefail; end=$((SECONDS + 20))
+  for _ in $(seq 1000); do old_snapshot "$FT/old"; [ $SECONDS -lt $end ] || break; done )
 control=$?
 set -e
 if [ "$control" -ne 0 ]; then
@@ -35,13 +36,12 @@ else
   echo "note: the former snapshot survived this time (the race did not hit)"
 fi
 
-n=0
-for _ in $(seq 1000); do
+n=0 end=$((SECONDS + 40))
+while [ "$n" -lt 1000 ] && { [ "$n" -lt 100 ] || [ $SECONDS -lt $end ]; }; do
   snapshot "$FT/snap"
   grep -qx "ompi $FAULTS_OMPI_ROOT/ompi.stay/pid.1" "$FT/snap" ||
     fail "snapshot $n lost the directory that stays: $(cat "$FT/snap")"
   if grep -qv '^\(shm\|ompi\) ' "$FT/snap"; then fail "snapshot $n: malformed line"; fi
   n=$((n + 1))
 done
-[ "$n" -eq 1000 ] || fail "only $n snapshots"
-pass "1000 snapshots beside a loop that makes and removes session directories"
+pass "$n snapshots beside a loop that makes and removes session directories"
