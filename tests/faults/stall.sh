@@ -92,13 +92,15 @@ case $case in
       fail "poprun did not name a failed instance"
     # Each waiting replica times out naming the late one, unless another replica timed out
     # first: then it fails with that replica's failure (GCL_ERR_PEER_FAILED quoting its
-    # timeout), or gcl_run aborts it when that replica is of its own instance (GCL_ERR_ABORTED),
-    # by design. At least one replica timed out itself.
+    # timeout: "replica R (...) failed: ...", or, when the replica it saw fail was aborted after
+    # a sibling, "replica R (...) failed after replica S (...) of its instance, which failed
+    # first: ..."), or gcl_run aborts it when that replica is of its own instance
+    # (GCL_ERR_ABORTED), by design. At least one replica timed out itself.
     stalled="no progress for [0-9.]+ s \(GCL_TIMEOUT_S\); not in this call yet: $who"
     timed_out() { grep -Eq "faults-stall: replica $1: GCL_ERR_TIMEOUT after [0-9.]+ s: .*$stalled" "$out"; }
     for r in 0 1 2; do
       timed_out "$r" ||
-        grep -Eq "faults-stall: replica $r: GCL_ERR_PEER_FAILED after [0-9.]+ s: .*failed: .*$stalled" "$out" ||
+        grep -Eq "faults-stall: replica $r: GCL_ERR_PEER_FAILED after [0-9.]+ s: .*failed( first)?: .*$stalled" "$out" ||
         grep -q "faults-stall: replica $r: GCL_ERR_ABORTED after [0-9.]* s: .*another IPU of this instance failed" "$out" ||
         fail "replica $r neither failed with GCL_ERR_TIMEOUT naming $who (itself or quoted) nor was aborted"
     done
