@@ -11,7 +11,17 @@
 
 #include "util.h"
 
-/* Takes a status marker out of LINE, remembering the first. Returns whether LINE is done with. */
+/* Whether marker M is the failure to name, given what was seen (see outcome.h): the first,
+ * unless it is a death by a signal and the failure so far only an exit status. */
+static bool names_failure(const struct outcome *o, const struct marker *m)
+{
+    if (!o->have_failure)
+        return true;
+    return m->kind == MARKER_SIGNAL && o->failure.kind == MARKER_EXIT && !o->interrupt_sig;
+}
+
+/* Takes a status marker out of LINE, remembering the failure it names. Returns whether LINE is
+ * done with. */
 static bool take_marker(struct outcome *o, const char *line, size_t len)
 {
     struct marker m;
@@ -20,7 +30,7 @@ static bool take_marker(struct outcome *o, const char *line, size_t len)
         return false;
     if (m.instance >= 0 && m.instance < OUTCOME_INSTANCES_MAX)
         o->reported[m.instance / 8] |= (unsigned char)(1u << (m.instance % 8));
-    if (!o->have_failure) {
+    if (names_failure(o, &m)) {
         o->have_failure = true;
         o->failure = m;
     }

@@ -70,7 +70,10 @@ struct outcome {
  * the instances' lines that come meanwhile pass it. Passes every other line to emit, in order. A
  * wrapper's death wins over a marker seen before it: mpirun names the first rank to end, and the
  * program of another instance that failed meanwhile most likely failed because its peer had died.
- * It does not count once poprun was interrupted. */
+ * It does not count once poprun was interrupted. For the same reason a program's death by a
+ * signal wins over an exit status seen before it (the first such death counts): across hosts,
+ * the survivors of a kill -9 may fail, exit and be reported through their own host's daemon
+ * before the victim's wrapper is through the other's. */
 void outcome_filter_line(void *ctx, const char *line, size_t len);
 
 /* At the end of mpirun's stderr: passes on held lines, unless they restate a known failure. */

@@ -116,8 +116,11 @@ static void test_filter(void **state)
     feed_lines(&o, after);
     assert_string_equal(s.buf, "[instance 1] err|[instance 0] still here|");
     assert_true(o.have_failure);
-    assert_int_equal(o.failure.instance, 2); /* the first one reported */
-    assert_int_equal(o.failure.value, 3);
+    /* A death by a signal wins over an exit status reported before it (the survivors of a
+     * kill -9 on another host may be reported first). */
+    assert_int_equal(o.failure.instance, 1);
+    assert_int_equal(o.failure.kind, MARKER_SIGNAL);
+    assert_int_equal(o.failure.value, 9);
 
     /* With -v the notices stay. */
     struct sink v = {{0}, 0};
@@ -206,6 +209,45 @@ static void reset(struct sink *s)
 {
     s->len = 0;
     s->buf[0] = '\0';
+}
+
+/* Feeds LINES (with poprun interrupted by INTERRUPT_SIG, or not) and checks the failure named. */
+static void check_named(const char *const *lines, int interrupt_sig, int instance, int kind,
+                        int value)
+{
+    struct sink s = {{0}, 0};
+    struct outcome o = {
+        .token = "tok", .interrupt_sig = interrupt_sig, .emit = collect, .emit_ctx = &s};
+    feed_lines(&o, lines);
+    outcome_filter_finish(&o);
+    assert_string_equal(s.buf, "");
+    assert_true(o.have_failure);
+    assert_int_equal(o.failure.instance, instance);
+    assert_int_equal(o.failure.kind, kind);
+    assert_int_equal(o.failure.value, value);
+}
+
+/* Which marker names the failure: the first, unless a death by a signal follows exit statuses. */
+static void test_filter_marker_order(void **state)
+{
+    const char *const exit_then_kill[] = {"@@poprun-status tok 0 exit 1",
+                                          "@@poprun-status tok 3 signal 9", NULL};
+    const char *const kill_then_exit[] = {"@@poprun-status tok 3 signal 9",
+                                          "@@poprun-status tok 0 exit 1", NULL};
+    const char *const exits[] = {"@@poprun-status tok 2 exit 1", "@@poprun-status tok 0 exit 4",
+                                 NULL};
+    const char *const kills[] = {"@@poprun-status tok 1 signal 11",
+                                 "@@poprun-status tok 2 signal 9", NULL};
+    const char *const exit_then_kills[] = {"@@poprun-status tok 0 exit 1",
+                                           "@@poprun-status tok 1 signal 6",
+                                           "@@poprun-status tok 2 signal 9", NULL};
+    check_named(exit_then_kill, 0, 3, MARKER_SIGNAL, 9);
+    check_named(kill_then_exit, 0, 3, MARKER_SIGNAL, 9);
+    check_named(exits, 0, 2, MARKER_EXIT, 1);
+    check_named(kills, 0, 1, MARKER_SIGNAL, 11);
+    check_named(exit_then_kills, 0, 1, MARKER_SIGNAL, 6);
+    /* Interrupted: the deaths are part of ending the job; the first failure stays. */
+    check_named(exit_then_kill, SIGTERM, 0, MARKER_EXIT, 1);
 }
 
 static void test_filter_wrapper_death(void **state)
@@ -389,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_marker),
         cmocka_unit_test(test_filter),
         cmocka_unit_test(test_notice),
+        cmocka_unit_test(test_filter_marker_order),
         cmocka_unit_test(test_filter_wrapper_death),
         cmocka_unit_test(test_filter_held),
         cmocka_unit_test(test_exit_status),
