@@ -342,6 +342,12 @@ def recovery(P):
         "and resuming it (`train --backend mpi --checkpoint DIR --resume`) is a manual step. "
         "That is a property of mpirun, not measured here.",
     ]
+    tries = int(ev.get("attempts", "1") or 1)
+    late = tries - 1 if ev.get("kill_unix_s") else tries
+    if late > 0:
+        items.insert(1, "In %d of %d attempts the run wrote the checkpoint of its last step before "
+                        "the pilot's kill could land (a loaded machine): a kill then shows no "
+                        "recovery, and the case was run again from scratch." % (late, tries))
     if r.status != 0:
         items.insert(0, "**The restart run %s.**" % r.state())
     lines = [l for l in r.log_tail]
