@@ -22,11 +22,11 @@
 
 #include "coll/reduce.h"
 #include "collective.h"
-#include "fault.h"
-#include "log.h"
-#include "request.h"
-#include "simcache.h"
-#include "vocab.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "engine/request.h"
+#include "pod/cache.h"
+#include "base/vocab.h"
 
 static gcl_status_t reject(struct gcl_comm *c, gcl_status_t rc, const char *what, const char *fmt,
                            ...) __attribute__((format(printf, 4, 5)));

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
-#include "log.h"
+#include "base/fault.h"
+#include "base/log.h"
 
 void gcl_charge_memo_free(gcl_charge_memo_t *m)
 {

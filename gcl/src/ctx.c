@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "comm.h"
-#include "log.h"
-#include "request.h"
+#include "base/log.h"
+#include "engine/request.h"
 
 /* What the program's failure was, for the instance's record and for peers' messages. */
 static const char *failure_text(struct gcl_ctx *ctx, char *buf, size_t len)

@@ -7,7 +7,7 @@
 
 #include <pthread.h>
 
-#include "instance.h"
+#include "instance/instance.h"
 
 struct gcl_ctx {
     struct gcl_instance *inst;

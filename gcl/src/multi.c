@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "collective.h"
-#include "fault.h"
-#include "log.h"
+#include "base/fault.h"
+#include "base/log.h"
 
 /* A hash of the list: the number of tensors, then each type and count (never 0). */
 static uint32_t layout_hash(const gcl_tensor_t *t, int n)

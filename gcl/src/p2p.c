@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "comm.h"
-#include "fault.h"
-#include "log.h"
-#include "request.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "engine/request.h"
 
 #define P2P_MAX_TAG (1 << 20)
 

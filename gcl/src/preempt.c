@@ -22,9 +22,9 @@
 
 #include "gcl/preempt.h"
 #include "ctx.h"
-#include "fault.h"
-#include "log.h"
-#include "signals.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "instance/signals.h"
 
 /* How often a waiting IPU thread looks at the abort flag and the clock. */
 #define PREEMPT_POLL_NS 50000000L

@@ -10,9 +10,9 @@
 
 #include "ctx.h"
 #include "gcl/sim.h"
-#include "fault.h"
-#include "log.h"
-#include "shmem.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "job/shmem.h"
 
 static gcl_sim_ipu_t *sim_ipu(struct gcl_ctx *ctx)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "param.h"
+#include "base/param.h"
 
 static void print_algorithms(void)
 {

@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hostbox.h"
-#include "wire.h"
+#include "job/hostbox.h"
+#include "transport/wire.h"
 
 static int failures;
 

@@ -1,5 +1,5 @@
 /* The one error path; see err.h. */
-#include "err.h"
+#include "base/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #define GCL_ERR_H
 
 #include "gcl/status.h"
-#include "log.h"
+#include "base/log.h"
 
 typedef struct {
     gcl_status_t status; /* GCL_OK when clear */

@@ -1,5 +1,5 @@
 /* Fault injection for tests (GCL_FAULT_INJECT); see fault.h. */
-#include "fault.h"
+#include "base/fault.h"
 
 #include <errno.h>
 #include <execinfo.h>
@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 
 #include "gcl/popdist.h"
-#include "log.h"
+#include "base/log.h"
 
 enum { INSTANCE_MAX = 1 << 20 };
 

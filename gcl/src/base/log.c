@@ -1,5 +1,5 @@
 /* Logging to stderr with a host:pid:instance/replica prefix; see log.h. */
-#include "log.h"
+#include "base/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>

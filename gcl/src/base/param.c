@@ -1,5 +1,5 @@
 /* The table of every GCL_* environment variable, and reading them; see param.h. */
-#include "param.h"
+#include "base/param.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "fault.h"
-#include "log.h"
-#include "vocab.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/vocab.h"
 
 typedef enum {
     P_DOUBLE,

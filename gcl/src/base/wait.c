@@ -1,5 +1,5 @@
 /* Spin, then sleep on a futex; see wait.h. */
-#include "wait.h"
+#include "base/wait.h"
 
 #include <linux/futex.h>
 #include <sched.h>

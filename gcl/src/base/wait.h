@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "hostbox.h"
-#include "param.h"
+#include "job/hostbox.h"
+#include "base/param.h"
 
 typedef struct {
     double last_progress; /* seconds (monotonic) */

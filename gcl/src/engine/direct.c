@@ -35,9 +35,9 @@
 #include <string.h>
 
 #include "coll/canon.h"
-#include "direct.h"
-#include "fault.h"
-#include "log.h"
+#include "engine/direct.h"
+#include "base/fault.h"
+#include "base/log.h"
 
 enum { PUBLISH, WAIT_PUBLISHED, WORK, WAIT_REDUCED, GATHER, WAIT_DONE };
 

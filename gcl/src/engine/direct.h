@@ -5,7 +5,7 @@
 #ifndef GCL_DIRECT_H
 #define GCL_DIRECT_H
 
-#include "exec.h"
+#include "engine/exec.h"
 
 /* The host-box entry of rank RANK of X's group. */
 static inline hb_ipu_t *gcl_direct_box(const gcl_exec_t *x, int rank)

@@ -9,7 +9,7 @@
 
 #include "coll/canon.h"
 #include "coll/reduce.h"
-#include "direct.h"
+#include "engine/direct.h"
 
 /* ---- reaching a peer ---- */
 

@@ -3,14 +3,14 @@
  * step. A state machine, so that blocking calls and non-blocking requests share it: start, then
  * progress until done (or wait, which progresses and sleeps in between).
  */
-#include "exec.h"
+#include "engine/exec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
-#include "log.h"
+#include "base/fault.h"
+#include "base/log.h"
 
 gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const coll_schedule_t *sched,
                             const void *in, void *out, const gcl_sig_t *sig, uint64_t key,

@@ -15,8 +15,8 @@
 #include "coll/algo.h"
 #include "comm.h"
 #include "sim/time.h"
-#include "transport.h"
-#include "wait.h"
+#include "transport/transport.h"
+#include "base/wait.h"
 
 typedef enum { GCL_SIM_CHARGE, GCL_SIM_REPLAY } gcl_sim_mode_t;
 

@@ -1,12 +1,12 @@
 /* Requests and the per-IPU progress engine; see request.h. */
-#include "request.h"
+#include "engine/request.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
-#include "log.h"
+#include "base/fault.h"
+#include "base/log.h"
 
 struct gcl_request *gcl_request_new(struct gcl_comm *comm)
 {

@@ -5,8 +5,8 @@
 #ifndef GCL_REQUEST_H
 #define GCL_REQUEST_H
 
-#include "exec.h"
-#include "wait.h"
+#include "engine/exec.h"
+#include "base/wait.h"
 
 struct gcl_request {
     gcl_exec_t x;

@@ -22,10 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec.h"
-#include "fault.h"
-#include "log.h"
-#include "simcache.h"
+#include "engine/exec.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "pod/cache.h"
 
 static gcl_sim_ipu_t *sim_ipu(gcl_exec_t *x)
 {

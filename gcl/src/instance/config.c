@@ -2,13 +2,13 @@
  * gcl_config_t: reading a caller's config of any size, applying its fields over the GCL_*
  * variables, the text of gcl_init's last failure, and the library's version; see config.h.
  */
-#include "config.h"
+#include "instance/config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
+#include "base/log.h"
 
 /* The failure of the last gcl_init on this thread: the caller gets no instance to ask. */
 static _Thread_local char init_error[2048];

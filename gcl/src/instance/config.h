@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "gcl/gcl.h"
-#include "param.h"
+#include "base/param.h"
 
 /* Reads the caller's CFG (NULL, or a gcl_config_t of cfg->size bytes from any release) into
  * OUT, this release's layout, and applies its fields to P, the parameters read from the

@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "ctx.h"
-#include "config.h"
-#include "fault.h"
-#include "log.h"
-#include "transport_init.h"
-#include "signals.h"
+#include "instance/config.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "transport/setup.h"
+#include "instance/signals.h"
 
 #define fail(inst, rc, ...) gcl_err_set(&(inst)->err, (rc), __VA_ARGS__)
 

@@ -9,17 +9,17 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "bootstrap.h"
-#include "ctrl.h"
-#include "err.h"
+#include "job/bootstrap.h"
+#include "job/ctrl.h"
+#include "base/err.h"
 #include "gcl/gcl.h"
-#include "hostbox.h"
-#include "job.h"
-#include "param.h"
-#include "popdist.h"
-#include "shmem.h"
-#include "simglue.h"
-#include "transport.h"
+#include "job/hostbox.h"
+#include "job/job.h"
+#include "base/param.h"
+#include "job/popdist.h"
+#include "job/shmem.h"
+#include "pod/pod.h"
+#include "transport/transport.h"
 
 /* What the IPU threads of one host share, and what proves they belong to one job. */
 typedef struct {

@@ -21,7 +21,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "signals.h"
+#include "instance/signals.h"
 
 /* Libraries whose handlers are undone: name prefixes of the shared objects. */
 static const char *const foreign_libs[] = {"libinfinipath.so", "libpsm_infinipath.so",

@@ -1,11 +1,11 @@
 /* The bootstrap of a poprun job: MPI on a private duplicate of MPI_COMM_WORLD. */
-#include "bootstrap.h"
+#include "job/bootstrap.h"
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fault.h"
+#include "base/fault.h"
 
 typedef struct {
     MPI_Comm comm;

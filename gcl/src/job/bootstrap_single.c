@@ -1,10 +1,10 @@
 /* The bootstrap of a one-instance job: every operation is local. */
-#include "bootstrap.h"
+#include "job/bootstrap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
+#include "base/fault.h"
 
 static gcl_status_t single_allgather(gcl_boot_t *b, const void *mine, void *all, size_t bytes)
 {

@@ -1,5 +1,5 @@
 /* The control plane between the hosts of a job; see ctrl.h. */
-#include "ctrl.h"
+#include "job/ctrl.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "diag.h"
-#include "fault.h"
-#include "log.h"
+#include "job/diag.h"
+#include "base/fault.h"
+#include "base/log.h"
 
 #define CTRL_MAGIC 0x4c52544cu /* "LTRL" */
 enum { BEAT = 1, BYE = 2, POISON = 3 };

@@ -16,12 +16,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bootstrap.h"
-#include "diag.h"
-#include "err.h"
-#include "hostbox.h"
-#include "job.h"
-#include "param.h"
+#include "job/bootstrap.h"
+#include "job/diag.h"
+#include "base/err.h"
+#include "job/hostbox.h"
+#include "job/job.h"
+#include "base/param.h"
 
 typedef struct gcl_ctrl gcl_ctrl_t;
 

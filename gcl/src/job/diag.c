@@ -1,5 +1,5 @@
 /* Diagnostics; see diag.h. */
-#include "diag.h"
+#include "job/diag.h"
 
 #include <errno.h>
 #include <sched.h>

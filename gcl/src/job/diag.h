@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "hostbox.h"
-#include "job.h"
-#include "sig.h"
+#include "base/err.h"
+#include "job/hostbox.h"
+#include "job/job.h"
+#include "base/signature.h"
 
 /* One IPU's view of one call: who it is, the group's IPUs, and the call's key and signature. */
 typedef struct {

@@ -1,5 +1,5 @@
 /* The host box: creating, attaching and the slot and doorbell primitives; see hostbox.h. */
-#include "hostbox.h"
+#include "job/hostbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "fault.h"
+#include "base/fault.h"
 
 #define HB_MAGIC 0x31584f424c434721ull /* "!GCLBOX1" */
 

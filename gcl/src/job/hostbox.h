@@ -23,8 +23,8 @@
 #include <stdint.h>
 
 #include "gcl/status.h"
-#include "shmem.h"
-#include "sig.h"
+#include "job/shmem.h"
+#include "base/signature.h"
 
 /* A slot is FREE, FULL (posted by the sender), BUSY (claimed by the receiver, which is
  * reading it; the sender may retract a FULL slot, never a BUSY one), or REJECTED (the receiver

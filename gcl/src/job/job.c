@@ -1,12 +1,12 @@
 /* The job's layout; see job.h. */
-#include "job.h"
+#include "job/job.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "fault.h"
+#include "base/fault.h"
 
 void gcl_job_identity(gcl_peer_info_t *me)
 {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* What each instance tells the others about itself at start-up. */
 typedef struct {

@@ -10,7 +10,7 @@
  */
 #include "gcl/popdist.h"
 #include "gcl/popdist_env.h"
-#include "popdist.h"
+#include "job/popdist.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* Shareable host memory; see shmem.h. */
-#include "shmem.h"
+#include "job/shmem.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fault.h"
+#include "base/fault.h"
 
 typedef struct {
     char *base;

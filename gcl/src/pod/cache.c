@@ -1,5 +1,5 @@
 /* The instance's caches around the choice layer; see simcache.h. */
-#include "simcache.h"
+#include "pod/cache.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -9,7 +9,7 @@
 
 #include "choice/choose.h"
 #include "choice/replay.h"
-#include "fault.h"
+#include "base/fault.h"
 
 enum { SHAPES_MAX = 16, CHOICES_MAX = 512, OUTCOMES_MAX = 8 };
 enum { EMPTY, BUILDING, READY };

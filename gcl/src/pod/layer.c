@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
-#include "simglue.h"
-#include "simmodel.h"
+#include "base/fault.h"
+#include "pod/pod.h"
+#include "pod/model.h"
 
 static const sim_layer_type_t types[] = {
     [GCL_LAYER_MATMUL] = SIM_LAYER_MATMUL,       [GCL_LAYER_CONV] = SIM_LAYER_CONV,

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
-#include "simglue.h"
-#include "simmodel.h"
+#include "base/fault.h"
+#include "pod/pod.h"
+#include "pod/model.h"
 
 gcl_status_t gcl_sim_model_open(const char *model, int sequence_length, gcl_sim_model_t *out,
                                 char *err, size_t len)

@@ -1,5 +1,5 @@
 /* The simulated pod behind libgcl: setting it up, reports and traces; see simglue.h. */
-#include "simglue.h"
+#include "pod/pod.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "fault.h"
-#include "log.h"
-#include "shmem.h"
-#include "simcache.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "job/shmem.h"
+#include "pod/cache.h"
 
 static gcl_status_t open_topology(gcl_sim_t *s, const gcl_sim_setup_t *w, gcl_err_t *e)
 {

@@ -3,7 +3,7 @@
  * buffer in a slot; the receiver reduces (or copies) straight out of it and frees the slot, which
  * completes the send. Zero copies beyond the reduction itself.
  */
-#include "transport.h"
+#include "transport/transport.h"
 
 static int local_can_connect(const gcl_fabric_t *f, int me, int peer)
 {

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
-#include "log.h"
-#include "net.h"
-#include "transport.h"
-#include "wire.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "transport/net.h"
+#include "transport/transport.h"
+#include "transport/wire.h"
 
 typedef gcl_wire_header_t net_header_t;
 

@@ -13,9 +13,9 @@
 
 #include "gcl/status.h"
 
-#include "bootstrap.h"
-#include "job.h"
-#include "param.h"
+#include "job/bootstrap.h"
+#include "job/job.h"
+#include "base/param.h"
 
 /* What names a message: the backend folds it into its tag as exactly as it can. */
 typedef struct {

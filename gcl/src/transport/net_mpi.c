@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bootstrap.h"
-#include "fault.h"
-#include "log.h"
-#include "net.h"
+#include "job/bootstrap.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "transport/net.h"
 
 enum { MAX_LOCAL_IPUS = 256 };
 

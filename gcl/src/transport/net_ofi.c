@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
-#include "log.h"
-#include "net.h"
-#include "wait.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "transport/net.h"
+#include "base/wait.h"
 
 /* How long a cancelled request may take to complete before it is left to libfabric. */
 #define CANCEL_WAIT_S 0.02

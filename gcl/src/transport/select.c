@@ -1,5 +1,5 @@
 /* The table of transports, in order of preference, and the choice of one per peer. */
-#include "transport.h"
+#include "transport/transport.h"
 
 static const gcl_transport_t *const table[] = {
     &gcl_transport_local,

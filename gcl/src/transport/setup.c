@@ -1,12 +1,12 @@
 /* Setting up the transports; see transport_init.h. */
-#include "transport_init.h"
+#include "transport/setup.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault.h"
-#include "log.h"
+#include "base/fault.h"
+#include "base/log.h"
 
 /* All or none: an instance that cannot talk ofi means nobody does. */
 static int everyone(struct gcl_instance *inst, int ok)

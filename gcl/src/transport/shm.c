@@ -5,11 +5,11 @@
  * back. With several chunks per IPU and several slots per pair, copying in and reducing out
  * overlap: the message is pipelined. The send completes once every piece is posted.
  */
-#include "transport.h"
+#include "transport/transport.h"
 
 #include <string.h>
 
-#include "fault.h"
+#include "base/fault.h"
 
 /* Bytes per piece: whole elements that fit in a chunk. */
 static uint64_t piece_bytes(const gcl_xfer_t *x, const hostbox_t *hb)

@@ -16,12 +16,12 @@
 #define GCL_TRANSPORT_H
 
 #include "coll/run.h"
-#include "diag.h"
-#include "err.h"
-#include "hostbox.h"
-#include "job.h"
-#include "net.h"
-#include "sig.h"
+#include "job/diag.h"
+#include "base/err.h"
+#include "job/hostbox.h"
+#include "job/job.h"
+#include "transport/net.h"
+#include "base/signature.h"
 
 typedef struct gcl_transport gcl_transport_t;
 

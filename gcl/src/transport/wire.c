@@ -1,6 +1,6 @@
 /* Checking the header of a network message; see wire.h. The fuzzer in tests/faults feeds it
  * arbitrary bytes. */
-#include "wire.h"
+#include "transport/wire.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "coll/types.h"
-#include "wire.h"
+#include "transport/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

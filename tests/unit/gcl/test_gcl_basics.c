@@ -10,9 +10,9 @@
 
 #include "gcl/gcl.h"
 #include "gcl/popdist.h"
-#include "log.h"
-#include "param.h"
-#include "popdist.h"
+#include "base/log.h"
+#include "base/param.h"
+#include "job/popdist.h"
 
 static void test_status_strings(void **state)
 {

@@ -17,11 +17,11 @@
 #include "gcl/gcl.h"
 #include "gcl/popdist.h"
 #include "coll/types.h"
-#include "config.h"
-#include "log.h"
-#include "param.h"
-#include "popdist.h"
-#include "vocab.h"
+#include "instance/config.h"
+#include "base/log.h"
+#include "base/param.h"
+#include "job/popdist.h"
+#include "base/vocab.h"
 
 static const char *const popdist_vars[] = {
     "POPDIST_NUM_INSTANCES",

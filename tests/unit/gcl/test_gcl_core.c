@@ -19,13 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "diag.h"
-#include "err.h"
-#include "hostbox.h"
-#include "job.h"
-#include "sig.h"
-#include "transport.h"
-#include "wait.h"
+#include "job/diag.h"
+#include "base/err.h"
+#include "job/hostbox.h"
+#include "job/job.h"
+#include "base/signature.h"
+#include "transport/transport.h"
+#include "base/wait.h"
 
 static const uint8_t token[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 
 #define THREADS 8
 #define LINES   25

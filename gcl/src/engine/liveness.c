@@ -6,8 +6,8 @@
  */
 #include <stdio.h>
 
-#include "exec.h"
-#include "log.h"
+#include "engine/exec.h"
+#include "base/log.h"
 
 /* The context of every message about this call: "all_reduce #3 (group all, rank 2 of 8, step
  * 4 of 14)". */

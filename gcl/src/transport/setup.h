@@ -2,7 +2,7 @@
 #ifndef GCL_TRANSPORT_INIT_H
 #define GCL_TRANSPORT_INIT_H
 
-#include "instance.h"
+#include "instance/instance.h"
 
 /* Which backends the job needs: forced by GCL_TRANSPORT, or (auto) ofi between hosts when
  * libfabric works on every instance, else mpi. Every instance decides the same. Collective

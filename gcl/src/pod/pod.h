@@ -8,11 +8,11 @@
 
 #include <stdatomic.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "gcl/status.h"
-#include "job.h"
-#include "param.h"
-#include "popdist.h"
+#include "job/job.h"
+#include "base/param.h"
+#include "job/popdist.h"
 #include "sim/sim.h"
 
 struct gcl_instance;

@@ -1,5 +1,5 @@
 /* Call signatures; see sig.h. */
-#include "sig.h"
+#include "base/signature.h"
 
 #include <stdio.h>
 
