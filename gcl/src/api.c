@@ -1,4 +1,7 @@
-/* The public collective calls: thin wrappers that describe the call for gcl_collective. */
+/*
+ * The public collective calls: thin wrappers that describe the call for gcl_collective, and
+ * the waits on a started one. Declared in gcl/gcl.h.
+ */
 #include "collective.h"
 
 static gcl_status_t call(gcl_comm_t comm, gcl_call_t c, gcl_request_t *req)
@@ -97,4 +100,18 @@ gcl_status_t gcl_all_to_all_start(gcl_comm_t comm, const void *sendbuf, void *re
 gcl_status_t gcl_barrier_start(gcl_comm_t comm, gcl_request_t *req)
 {
     START(CALL(COLL_BARRIER, NULL, NULL, 0, GCL_BOOL, GCL_SUM, -1, "barrier"));
+}
+
+gcl_status_t gcl_wait(gcl_request_t req)
+{
+    if (!req)
+        return GCL_ERR_INVALID_ARGUMENT;
+    return gcl_request_complete(req);
+}
+
+gcl_status_t gcl_test(gcl_request_t req, int *done)
+{
+    if (!req || !done)
+        return GCL_ERR_INVALID_ARGUMENT;
+    return gcl_request_test(req, done);
 }

@@ -20,13 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/reduce.h"
 #include "collective.h"
+
 #include "base/fault.h"
 #include "base/log.h"
-#include "engine/request.h"
-#include "pod/cache.h"
 #include "base/vocab.h"
+#include "coll/reduce.h"
+#include "engine/direct.h"
+#include "engine/messages.h"
+#include "engine/simtime.h"
+#include "pod/cache.h"
 
 static gcl_status_t reject(struct gcl_comm *c, gcl_status_t rc, const char *what, const char *fmt,
                            ...) __attribute__((format(printf, 4, 5)));
@@ -72,21 +75,21 @@ static int reducing(coll_collective_t c)
 /* Phantom mode: a NULL or phantom output means sizes only. */
 static int sizes_only(struct gcl_comm *c, const gcl_call_t *call)
 {
-    struct gcl_instance *inst = c->ctx->inst;
-    return inst->phantom && (!call->recv || gcl_sim_is_phantom(&inst->sim, call->recv));
+    const gcl_ipu_t *me = c->peers.ipu;
+    return me->phantom && (!call->recv || gcl_sim_is_phantom(me->sim, call->recv));
 }
 
 static gcl_status_t check_buffers(struct gcl_comm *c, const gcl_call_t *call)
 {
     size_t es = gcl_dtype_size(call->type);
     uint64_t in, out, ia, oa;
-    shape(call, c->size, c->rank, &in, &out, &ia, &oa);
-    if (es && (call->count > (SIZE_MAX / 4) / es / (size_t)c->size))
+    shape(call, c->peers.size, c->peers.rank, &in, &out, &ia, &oa);
+    if (es && (call->count > (SIZE_MAX / 4) / es / (size_t)c->peers.size))
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%zu elements is too many",
                       call->count);
     if (sizes_only(c, call))
         return GCL_OK;
-    int needs_send = call->coll != COLL_BROADCAST || c->rank == call->root;
+    int needs_send = call->coll != COLL_BROADCAST || c->peers.rank == call->root;
     if ((in && needs_send && !call->send) || (out && !call->recv))
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "a NULL buffer for %zu elements",
                       call->count);
@@ -109,9 +112,10 @@ static gcl_status_t check_call(struct gcl_comm *c, const gcl_call_t *call)
         !coll_redop_valid((coll_dtype_t)call->type, (coll_redop_t)call->op, &why))
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s with %s: %s",
                       gcl_dtype_name(call->type), gcl_redop_name(call->op), why);
-    if (call->coll == COLL_BROADCAST && (call->root < 0 || call->root >= c->size))
+    if (call->coll == COLL_BROADCAST && (call->root < 0 || call->root >= c->peers.size))
         return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what,
-                      "root %d is not a rank of the group (0 .. %d)", call->root, c->size - 1);
+                      "root %d is not a rank of the group (0 .. %d)", call->root,
+                      c->peers.size - 1);
     return check_buffers(c, call);
 }
 
@@ -130,8 +134,8 @@ static const coll_algo_t *choose(struct gcl_comm *c, const coll_args_t *a, char 
     why[0] = '\0';
     if (m->algo && choice_same_call(&m->a, a))
         return m->algo;
-    gcl_sim_t *s = &c->ctx->inst->sim;
-    const coll_algo_t *algo = gcl_simcache_choose(s->cache, s->topo, a, c->ipus, why, len);
+    gcl_sim_t *s = c->peers.ipu->sim;
+    const coll_algo_t *algo = gcl_simcache_choose(s->cache, s->topo, a, c->peers.ipus, why, len);
     if (algo) {
         m->a = *a;
         m->a.node_of = m->a.host_of = NULL;
@@ -148,11 +152,11 @@ static void log_plan(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_
         return;
     c->logged[call->coll] = path;
     if (p->mode == GCL_SIM_CHARGE)
-        GCL_INFO(GCL_SUB_COLL, "%s over %d replicas: %s%s%s", call->what, c->size, path,
+        GCL_INFO(GCL_SUB_COLL, "%s over %d replicas: %s%s%s", call->what, c->peers.size, path,
                  why[0] ? ", " : "", why);
     else
         GCL_INFO(GCL_SUB_COLL, "%s over %d replicas: %s, in the canonical order; simulated as %s",
-                 call->what, c->size, path, why[0] ? why : p->pod->name);
+                 call->what, c->peers.size, path, why[0] ? why : p->pod->name);
 }
 
 gcl_status_t gcl_plan(struct gcl_comm *c, const gcl_call_t *call, const coll_args_t *a,
@@ -160,7 +164,7 @@ gcl_status_t gcl_plan(struct gcl_comm *c, const gcl_call_t *call, const coll_arg
 {
     char why[256];
     const char *forced =
-        c->algo[a->coll][0] ? c->algo[a->coll] : c->ctx->inst->params.algo[a->coll];
+        c->algo[a->coll][0] ? c->algo[a->coll] : c->peers.ipu->params->algo[a->coll];
     memset(p, 0, sizeof *p);
     if (strcmp(forced, "auto") != 0) {
         if (coll_algo_select(a, forced, &p->pod, why, sizeof why) != 0)
@@ -174,7 +178,7 @@ gcl_status_t gcl_plan(struct gcl_comm *c, const gcl_call_t *call, const coll_arg
                       why);
     int canon = reducing(a->coll) && a->op != COLL_LOCAL && a->count > 0 && !sizes_only(c, call);
     p->direct = blocking && (canon || a->coll == COLL_ALLGATHER) &&
-                gcl_direct_eligible(c, a->coll, call_bytes(call, c->size));
+                gcl_direct_eligible(&c->peers, a->coll, call_bytes(call, c->peers.size));
     p->real = p->direct ? NULL : canon ? coll_algo_find(a->coll, "canonical") : p->pod;
     p->mode = p->direct || canon ? GCL_SIM_REPLAY : GCL_SIM_CHARGE;
     log_plan(c, call, p, why);
@@ -194,7 +198,7 @@ static gcl_status_t transform_input(struct gcl_comm *c, const gcl_call_t *call, 
 {
     size_t bytes = in * gcl_dtype_size(call->type);
     coll_dtype_t t = (coll_dtype_t)call->type;
-    if (bytes == 0 || !call->send || gcl_sim_is_phantom(&c->ctx->inst->sim, call->send))
+    if (bytes == 0 || !call->send || gcl_sim_is_phantom(c->peers.ipu->sim, call->send))
         return GCL_OK;
     if (!(r->scratch = gcl_malloc(bytes)))
         return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
@@ -209,15 +213,15 @@ static gcl_status_t transform_input(struct gcl_comm *c, const gcl_call_t *call, 
 static coll_args_t call_args(struct gcl_comm *c, const gcl_call_t *call)
 {
     coll_args_t a = {.coll = call->coll,
-                     .rank = c->rank,
-                     .nranks = c->size,
+                     .rank = c->peers.rank,
+                     .nranks = c->peers.size,
                      .count = call->count,
                      .root = call->root,
                      .dtype = (coll_dtype_t)call->type,
                      .op = (coll_redop_t)call->op,
                      .elem_size = gcl_dtype_size(call->type),
-                     .node_of = c->node_of,
-                     .host_of = c->host_of};
+                     .node_of = c->peers.node_of,
+                     .host_of = c->peers.host_of};
     if (!reducing(call->coll))
         a.op = COLL_SUM; /* not a reduction: the operator is not part of the call */
     if (a.elem_size == 0)
@@ -238,13 +242,13 @@ static gcl_sig_t signature(struct gcl_comm *c, const gcl_call_t *call, const col
     sig.coll = (uint8_t)call->coll;
     sig.dtype = (uint8_t)a->dtype;
     sig.op = (uint8_t)a->op;
-    sig.gkind = (uint8_t)c->group.kind;
-    sig.gsize = c->size;
+    sig.gkind = (uint8_t)c->peers.group.kind;
+    sig.gsize = c->peers.size;
     sig.root = call->coll == COLL_BROADCAST ? call->root : -1;
     sig.algo = gcl_sig_hash(path);
     sig.listhash = call->layout;
     sig.count = call->count;
-    c->hist[sig.seq % GCL_COMM_HIST] = sig;
+    c->peers.hist[sig.seq % GCL_PEERS_HIST] = sig;
     return sig;
 }
 
@@ -269,7 +273,7 @@ static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_
     gcl_sig_t sig = signature(c, call, a, p);
     const void *input = call->send;
     uint64_t in, outc, ia, oa;
-    shape(call, c->size, c->rank, &in, &outc, &ia, &oa);
+    shape(call, c->peers.size, c->peers.rank, &in, &outc, &ia, &oa);
     if (reducing(call->coll) && transforms_input(a->op)) {
         GCL_CHECK(transform_input(c, call, in, r, &input));
         if (a->op == COLL_SQUARE_ADD)
@@ -277,8 +281,9 @@ static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_
     }
     coll_schedule_t *sched = blocking ? &c->sched : &r->own;
     GCL_CHECK(build(c, call, p, a, sched));
-    uint64_t key = ((uint64_t)c->key << 32) | sig.seq;
-    GCL_CHECK(gcl_exec_start(&r->x, c, sched, input, call->recv, &sig, key, call->what, &r->err));
+    uint64_t key = ((uint64_t)c->peers.key << 32) | sig.seq;
+    GCL_CHECK(gcl_exec_start(&r->x, &gcl_engine_messages, &c->peers, sched, input, call->recv, &sig,
+                             key, call->what, &r->err));
     r->x.info.op = a->op;
     r->x.sim.sync = 1;
     if (p->direct)
@@ -299,14 +304,14 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
     GCL_CHECK(gcl_plan(c, call, &a, blocking, &p));
     c->last_used[call->coll] = p.direct ? "host_direct" : p.real->name;
     c->last_pod[call->coll] = p.pod->name;
-    struct gcl_request *r = gcl_request_new(c);
+    struct gcl_request *r = gcl_request_new(&c->peers);
     if (!r)
         return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
     gcl_status_t rc = start(c, call, &p, &a, r, blocking);
     if (rc != GCL_OK) {
         if (r->err.status != GCL_OK)
             gcl_err_move(&c->err, &r->err);
-        c->ctx->last_failure = &c->err; /* gcl_run's failure quotes it */
+        c->ctx->ipu.last_failure = &c->err; /* gcl_run's failure quotes it */
         gcl_request_discard(r);
         return rc;
     }

@@ -5,6 +5,7 @@
 #ifndef GCL_COLLECTIVE_H
 #define GCL_COLLECTIVE_H
 
+#include "comm.h"
 #include "engine/request.h"
 
 /* What a call asks for, in the collectives layer's terms (count as in coll/algo.h). */

@@ -14,60 +14,27 @@
 #include "base/fault.h"
 #include "base/log.h"
 
-void gcl_charge_memo_free(gcl_charge_memo_t *m)
-{
-    free(m->mult);
-    memset(m, 0, sizeof *m);
-}
-
 static void comm_free(struct gcl_comm *c)
 {
-    gcl_charge_memo_free(&c->charge);
+    gcl_peers_free(&c->peers);
     coll_schedule_free(&c->sched);
     gcl_err_clear(&c->err);
-    free(c->members);
-    free(c->ipus);
-    free(c->node_of);
-    free(c->host_of);
-    free(c->tp);
     free(c);
 }
 
-/* A communicator over SIZE ranks; the caller fills members and ipus, then calls place(). */
+/* A communicator over SIZE ranks; the caller fills members and ipus, then places them. */
 static struct gcl_comm *comm_alloc(struct gcl_ctx *ctx, int size)
 {
     struct gcl_comm *c = gcl_calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->ctx = ctx;
-    c->size = size;
     coll_schedule_init(&c->sched);
-    c->members = gcl_malloc((size_t)size * sizeof(int));
-    c->ipus = gcl_malloc((size_t)size * sizeof(int));
-    c->node_of = gcl_malloc((size_t)size * sizeof(int));
-    c->host_of = gcl_malloc((size_t)size * sizeof(int));
-    c->tp = gcl_malloc((size_t)size * sizeof *c->tp);
-    if (!c->members || !c->ipus || !c->node_of || !c->host_of || !c->tp) {
+    if (gcl_peers_init(&c->peers, &ctx->ipu, size, &c->err) != GCL_OK) {
         comm_free(c);
         return NULL;
     }
     return c;
-}
-
-/* Where every rank runs, and the transport to each: decided once, here. */
-static void place(struct gcl_comm *c)
-{
-    struct gcl_instance *inst = c->ctx->inst;
-    const gcl_job_t *j = &inst->job;
-    c->one_host = c->one_process = 1;
-    for (int r = 0; r < c->size; r++) {
-        int ipu = c->ipus[r];
-        c->node_of[r] = j->ipu_instance[ipu];
-        c->host_of[r] = j->peers[j->ipu_instance[ipu]].host;
-        c->one_host &= j->ipu_hostlocal[ipu] >= 0;
-        c->one_process &= j->ipu_instance[ipu] == j->instance_index;
-        c->tp[r] = gcl_transport_pick(&inst->fabric, c->ctx->global_ipu, ipu);
-    }
 }
 
 gcl_status_t gcl_comm_create(gcl_ctx_t ctx, gcl_group_t group, gcl_comm_t *out)
@@ -87,18 +54,19 @@ gcl_status_t gcl_comm_create(gcl_ctx_t ctx, gcl_group_t group, gcl_comm_t *out)
     struct gcl_comm *c = comm_alloc(ctx, coll_group_size(g, j->num_replicas));
     if (!c)
         return gcl_ctx_fail(ctx, GCL_ERR_NO_HOST_MEMORY, "gcl_comm_create: out of memory");
-    c->group = g;
-    c->rank = coll_group_rank(g, j->num_replicas, ctx->replica);
-    for (int r = 0; r < c->size; r++) {
-        c->members[r] = coll_group_member(g, j->num_replicas, ctx->replica, r);
-        c->ipus[r] = c->members[r] * j->ipr + ctx->ipu_pos;
+    gcl_peers_t *p = &c->peers;
+    p->group = g;
+    p->rank = coll_group_rank(g, j->num_replicas, ctx->replica);
+    for (int r = 0; r < p->size; r++) {
+        p->members[r] = coll_group_member(g, j->num_replicas, ctx->replica, r);
+        p->ipus[r] = p->members[r] * j->ipus_per_replica + ctx->ipu_pos;
     }
-    place(c);
+    gcl_peers_place(p);
     /* The same on every replica; another in each gcl_run, so nothing of an earlier run (a
      * message, a published call, a poison) can be taken for this one's. */
     int parts[4] = {0x636f6d6d /* "comm" */, ctx->ipu_pos, (int)ctx->comms_created++,
                     (int)ctx->inst->run.gen};
-    c->key = gcl_hash_ints(parts, 4);
+    p->key = gcl_hash_ints(parts, 4);
     c->next = ctx->comms;
     ctx->comms = c;
     *out = c;
@@ -110,18 +78,21 @@ struct gcl_comm *gcl_ctx_p2p_comm(struct gcl_ctx *ctx)
     if (ctx->p2p)
         return ctx->p2p;
     const gcl_job_t *j = &ctx->inst->job;
-    struct gcl_comm *c = comm_alloc(ctx, j->ipr);
+    struct gcl_comm *c = comm_alloc(ctx, j->ipus_per_replica);
     if (!c)
         return NULL;
-    c->group = (coll_group_t){COLL_GROUP_ALL, 0};
-    c->rank = ctx->ipu_pos;
-    for (int r = 0; r < c->size; r++) {
-        c->members[r] = -1;
-        c->ipus[r] = ctx->replica * j->ipr + r;
+    gcl_peers_t *p = &c->peers;
+    p->group = (coll_group_t){COLL_GROUP_ALL, 0};
+    p->rank = ctx->ipu_pos;
+    p->p2p = 1;
+    p->record = &ctx->err; /* point-to-point calls fail into the context's record */
+    for (int r = 0; r < p->size; r++) {
+        p->members[r] = -1;
+        p->ipus[r] = ctx->replica * j->ipus_per_replica + r;
     }
-    place(c);
+    gcl_peers_place(p);
     int parts[2] = {0x70327032 /* "p2p2" */, (int)ctx->inst->run.gen};
-    c->key = gcl_hash_ints(parts, 2);
+    p->key = gcl_hash_ints(parts, 2);
     ctx->p2p = c;
     return c;
 }
@@ -137,9 +108,9 @@ void gcl_comm_destroy(gcl_comm_t comm)
             break;
         }
     }
-    if (ctx->last_failure == &comm->err) { /* the IPU's latest failure outlives its comm */
+    if (ctx->ipu.last_failure == &comm->err) { /* the IPU's latest failure outlives its comm */
         gcl_err_move(&ctx->kept, &comm->err);
-        ctx->last_failure = &ctx->kept;
+        ctx->ipu.last_failure = &ctx->kept;
     }
     comm_free(comm);
 }
@@ -158,12 +129,12 @@ void gcl_ctx_free_comms(struct gcl_ctx *ctx)
 
 int gcl_comm_rank(gcl_comm_t comm)
 {
-    return comm ? comm->rank : -1;
+    return comm ? comm->peers.rank : -1;
 }
 
 int gcl_comm_size(gcl_comm_t comm)
 {
-    return comm ? comm->size : -1;
+    return comm ? comm->peers.size : -1;
 }
 
 const char *gcl_last_error(gcl_comm_t comm)

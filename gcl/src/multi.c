@@ -1,5 +1,6 @@
 /*
  * gcl_all_reduce_multi: several tensors of mixed types, all-reduced in one fused call per type.
+ * Declared in gcl/gcl.h.
  *
  * GCL all-reduces a list of tensors in one operation, so that a model's per-layer gradients cost
  * one collective instead of one each. Here the tensors of each type are laid end to end and
@@ -82,11 +83,11 @@ static void stage_copy(const gcl_tensor_t *t, int n, gcl_dtype_t type, char *sta
 /* Whether the tensors of TYPE carry no data: phantom mode with a phantom (or NULL) output. */
 static int phantom(struct gcl_comm *c, const gcl_tensor_t *t, int n, gcl_dtype_t type)
 {
-    if (!c->ctx->inst->phantom)
+    if (!c->peers.ipu->phantom)
         return 0;
     for (int i = 0; i < n; i++)
         if (t[i].type == type &&
-            (!t[i].recvbuf || gcl_sim_is_phantom(&c->ctx->inst->sim, t[i].recvbuf)))
+            (!t[i].recvbuf || gcl_sim_is_phantom(c->peers.ipu->sim, t[i].recvbuf)))
             return 1;
     return 0;
 }

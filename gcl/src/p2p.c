@@ -2,15 +2,16 @@
  * Point-to-point between the IPUs of one replica (pipeline stages): a one-op schedule on the
  * IPU's replica communicator, so it rides the same transports, checks and progress engine as
  * the collectives. Messages of one (pair, tag) are numbered in order on both sides; the number
- * is the message's sequence, so tags are independent of each other.
+ * is the message's sequence, so tags are independent of each other. Declared in gcl/gcl.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
 #include "base/fault.h"
 #include "base/log.h"
+#include "comm.h"
+#include "engine/messages.h"
 #include "engine/request.h"
 
 #define P2P_MAX_TAG (1 << 20)
@@ -50,12 +51,13 @@ static gcl_status_t refuse(struct gcl_ctx *ctx, const char *what, const char *wh
 }
 
 /* The one-op schedule of a send or receive of COUNT elements with PEER. */
-static void one_op(coll_schedule_t *s, int me, int ipr, int peer, size_t count, int is_send)
+static void one_op(coll_schedule_t *s, int me, int ipus_per_replica, int peer, size_t count,
+                   int is_send)
 {
     coll_schedule_init(s);
     s->algo = "p2p";
     s->rank = me;
-    s->nranks = ipr;
+    s->nranks = ipus_per_replica;
     s->in_count = s->out_count = count;
     coll_step(s);
     if (count == 0 && is_send)
@@ -74,15 +76,15 @@ static gcl_status_t p2p(struct gcl_ctx *ctx, int peer, const void *buf, size_t c
     const char *what = is_send ? "send" : "recv";
     if (!ctx)
         return GCL_ERR_INVALID_ARGUMENT;
-    int ipr = ctx->inst->job.ipr;
+    int ipus_per_replica = ctx->ipu.job->ipus_per_replica;
     size_t es = gcl_dtype_size(type);
-    if (peer < 0 || peer >= ipr || peer == ctx->ipu_pos)
+    if (peer < 0 || peer >= ipus_per_replica || peer == ctx->ipu_pos)
         return refuse(ctx, what, "the peer must be another IPU of this replica", peer);
     if (tag < 0 || tag >= P2P_MAX_TAG)
         return refuse(ctx, what, "the tag must be in 0 .. 2^20-1", tag);
     if (es == 0)
         return refuse(ctx, what, "unknown element type", (int)type);
-    if (count > (SIZE_MAX / 4) / es || (count > 0 && !buf && !ctx->inst->phantom))
+    if (count > (SIZE_MAX / 4) / es || (count > 0 && !buf && !ctx->ipu.phantom))
         return refuse(ctx, what, "a NULL or too large buffer", count > INT32_MAX ? -1 : (int)count);
     struct gcl_comm *comm = gcl_ctx_p2p_comm(ctx);
     struct gcl_request *r = comm ? gcl_calloc(1, sizeof *r) : NULL;
@@ -91,8 +93,8 @@ static gcl_status_t p2p(struct gcl_ctx *ctx, int peer, const void *buf, size_t c
         free(r);
         return gcl_ctx_fail(ctx, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", what);
     }
-    r->comm = comm;
-    one_op(&r->own, ctx->ipu_pos, ipr, peer, count, is_send);
+    r->peers = &comm->peers;
+    one_op(&r->own, ctx->ipu_pos, ipus_per_replica, peer, count, is_send);
     gcl_sig_t sig;
     memset(&sig, 0, sizeof sig);
     sig.seq = number;
@@ -101,18 +103,19 @@ static gcl_status_t p2p(struct gcl_ctx *ctx, int peer, const void *buf, size_t c
     sig.root = tag;
     sig.count = count;
     /* The key names the pair's tag, so each tag keeps its own order. */
-    int parts[2] = {(int)comm->key, tag};
+    int parts[2] = {(int)comm->peers.key, tag};
     uint64_t key = ((uint64_t)gcl_hash_ints(parts, 2) << 32) | number;
     gcl_status_t rc = coll_schedule_status(&r->own) ? GCL_ERR_NO_HOST_MEMORY : GCL_OK;
     if (rc == GCL_OK)
-        rc = gcl_exec_start(&r->x, comm, &r->own, is_send ? buf : NULL,
-                            is_send ? NULL : (void *)buf, &sig, key, what, &r->err);
+        rc =
+            gcl_exec_start(&r->x, &gcl_engine_messages, &comm->peers, &r->own, is_send ? buf : NULL,
+                           is_send ? NULL : (void *)buf, &sig, key, what, &r->err);
     if (rc != GCL_OK) {
         if (r->err.status != GCL_OK)
             gcl_err_move(&ctx->err, &r->err);
         else
             gcl_ctx_fail(ctx, rc, "%s: out of host memory", what);
-        ctx->last_failure = &ctx->err;
+        ctx->ipu.last_failure = &ctx->err;
         gcl_request_discard(r);
         return rc;
     }

@@ -21,6 +21,8 @@
 #include <time.h>
 
 #include "gcl/preempt.h"
+#include "preempt.h"
+
 #include "ctx.h"
 #include "base/fault.h"
 #include "base/log.h"

@@ -1,6 +1,8 @@
 /*
- * The public calls of gcl/sim.h: simulated SRAM, compute charges, clocks and statistics, the
- * simulated pod's name.
+ * The public calls of gcl/sim.h that take an IPU context or an instance: simulated SRAM,
+ * compute, layer, update, host feed and transfer charges, clocks and statistics, plans and
+ * constants of the instance's pod, the pod's name. They check what the program gave and record
+ * a refusal on the context; the work on the pod's state is pod/'s. Declared in gcl/sim.h.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -8,15 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctx.h"
-#include "gcl/sim.h"
 #include "base/fault.h"
 #include "base/log.h"
+#include "ctx.h"
+#include "gcl/sim.h"
 #include "job/shmem.h"
+#include "pod/layer.h"
+#include "pod/model.h"
 
 static gcl_sim_ipu_t *sim_ipu(struct gcl_ctx *ctx)
 {
-    return &ctx->inst->sim.ipus[ctx->local_index];
+    return ctx->ipu.clock;
 }
 
 gcl_status_t gcl_ipu_malloc(gcl_ctx_t ctx, size_t bytes, const char *label, void **out)
@@ -132,24 +136,11 @@ int gcl_sim_topology_ipus(gcl_instance_t inst)
     return inst && inst->sim.topo ? sim_topology_num_ipus(inst->sim.topo) : 0;
 }
 
-/* ---- for simlayer.c and simmodel.c ---- */
+/* A refusal of a program's call, recorded on CTX (gcl_ctx_last_error). */
+static gcl_status_t refuse(struct gcl_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-gcl_sim_ipu_t *gcl_sim_ctx_ipu(struct gcl_ctx *ctx)
-{
-    return sim_ipu(ctx);
-}
-
-gcl_sim_t *gcl_sim_of(struct gcl_instance *inst)
-{
-    return &inst->sim;
-}
-
-struct gcl_instance *gcl_sim_ctx_instance(struct gcl_ctx *ctx)
-{
-    return ctx->inst;
-}
-
-void gcl_sim_ctx_error(struct gcl_ctx *ctx, const char *fmt, ...)
+static gcl_status_t refuse(struct gcl_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
     char *text = NULL;
@@ -158,4 +149,83 @@ void gcl_sim_ctx_error(struct gcl_ctx *ctx, const char *fmt, ...)
     va_end(ap);
     gcl_ctx_fail(ctx, GCL_ERR_INVALID_ARGUMENT, "%s", n >= 0 ? text : "(out of host memory)");
     free(text);
+    return GCL_ERR_INVALID_ARGUMENT;
+}
+
+gcl_status_t gcl_charge_layer(gcl_ctx_t ctx, const gcl_layer_t *layer, gcl_pass_t pass, long units)
+{
+    sim_layer_t l;
+    char why[256];
+
+    if (!ctx)
+        return GCL_ERR_INVALID_ARGUMENT;
+    if (!layer || units < 1 || units > (1L << 31) || (int)pass < 0 || pass > GCL_PASS_RECOMPUTE)
+        return refuse(ctx, "gcl_charge_layer: %s",
+                      !layer                            ? "no layer"
+                      : units < 1 || units > (1L << 31) ? "units must be 1..2^31"
+                                                        : "unknown pass");
+    if (gcl_layer_to_sim(layer, &l, why, sizeof why) != 0)
+        return refuse(ctx, "gcl_charge_layer: %s", why);
+    if (gcl_pod_charge_layer(&ctx->inst->sim, sim_ipu(ctx), &l, (sim_pass_t)pass, (uint64_t)units,
+                             layer->name) != 0)
+        return refuse(ctx, "%s: cannot cost %ld units of this layer", l.name, units);
+    return GCL_OK;
+}
+
+gcl_status_t gcl_charge_update(gcl_ctx_t ctx, const gcl_update_t *u)
+{
+    if (!ctx)
+        return GCL_ERR_INVALID_ARGUMENT;
+    if (!u || !(u->params >= 0) || u->params > 1e15 || u->tensors < 0 || (int)u->optimizer < 0 ||
+        u->optimizer > GCL_OPTIM_LAMB)
+        return refuse(ctx, "gcl_charge_update: no update, a negative count or an unknown "
+                           "optimizer");
+    if (gcl_pod_charge_update(&ctx->inst->sim, sim_ipu(ctx), u) != 0)
+        return GCL_ERR_INVALID_ARGUMENT;
+    return GCL_OK;
+}
+
+gcl_status_t gcl_sim_feed(gcl_ctx_t ctx, const gcl_sim_feed_t *feed, long samples)
+{
+    if (!ctx)
+        return GCL_ERR_INVALID_ARGUMENT;
+    if (!feed || samples < 1 || !(feed->samples_per_s >= 0) || !(feed->bytes_per_sample >= 0) ||
+        feed->samples_per_s > 1e15 || feed->bytes_per_sample > 1e15 || feed->host_servers < 0)
+        return refuse(ctx, "gcl_sim_feed: no feed, samples < 1 or a negative rate");
+    const gcl_job_t *j = ctx->ipu.job;
+    return gcl_pod_feed(&ctx->inst->sim, sim_ipu(ctx), feed, samples, j->num_replicas,
+                        j->num_replicas * j->ipus_per_replica);
+}
+
+gcl_status_t gcl_charge_transfer(gcl_ctx_t ctx, int peer, size_t bytes)
+{
+    if (!ctx)
+        return GCL_ERR_INVALID_ARGUMENT;
+    int per_replica = ctx->ipu.job->ipus_per_replica;
+    int dst = ctx->replica * per_replica + peer;
+    if (peer < 0 || peer >= per_replica || peer == ctx->ipu_pos ||
+        gcl_pod_charge_transfer(&ctx->inst->sim, sim_ipu(ctx), ctx->ipu.global_ipu, dst, bytes))
+        return refuse(ctx, "gcl_charge_transfer: IPU %d is not another IPU of this replica", peer);
+    return GCL_OK;
+}
+
+gcl_status_t gcl_sim_plan_create(gcl_instance_t inst, gcl_sim_model_t m,
+                                 const gcl_sim_plan_config_t *config, gcl_sim_plan_t *out,
+                                 char *err, size_t len)
+{
+    if (!inst)
+        return GCL_ERR_INVALID_ARGUMENT;
+    return gcl_pod_plan_create(&inst->sim, m, config, out, err, len);
+}
+
+gcl_status_t gcl_sim_charge_stage(gcl_ctx_t ctx, gcl_sim_plan_t p, int s, gcl_pass_t pass)
+{
+    if (!ctx)
+        return GCL_ERR_INVALID_ARGUMENT;
+    return gcl_pod_charge_stage(sim_ipu(ctx), p, s, pass);
+}
+
+int gcl_sim_param(gcl_instance_t inst, int i, gcl_sim_param_t *out)
+{
+    return inst ? gcl_pod_param(&inst->sim, i, out) : -1;
 }

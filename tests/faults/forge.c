@@ -1,17 +1,16 @@
 /*
  * faults-forge CHECK: a process of another job (or another user) against a job's host box and
- * network headers, with libgcl's own code (hb_create, hb_attach, gcl_wire_decode from
- * gcl/src), since these are what a real instance runs.
+ * network headers, with libgcl's own code (gcl_hostbox_create, gcl_hostbox_attach, gcl_wire_decode
+ * from gcl/src), since these are what a real instance runs.
  *
- *   attach   A segment made as an instance makes it (hb_create: O_EXCL, mode 0600, the job's
- *            token in its header) must be refused to a process that brings another token, and
- *            refused even with the right token once its mode or owner is not the job's, or its
- *            size disagrees with its header; the right token on the intact segment is let in.
- *            A second create of a name that exists (a squatter got there first) must fail, not
- *            adopt the squatter's segment.
- *   wire     Network message headers with another job's token, or none, are refused before
- *            anything in them is used; the job's own header is accepted.
- * Exit status 0 when every check holds, 1 otherwise (each check prints one line).
+ *   attach   A segment made as an instance makes it (gcl_hostbox_create: O_EXCL, mode 0600, the
+ * job's token in its header) must be refused to a process that brings another token, and refused
+ * even with the right token once its mode or owner is not the job's, or its size disagrees with its
+ * header; the right token on the intact segment is let in. A second create of a name that exists (a
+ * squatter got there first) must fail, not adopt the squatter's segment. wire     Network message
+ * headers with another job's token, or none, are refused before anything in them is used; the job's
+ * own header is accepted. Exit status 0 when every check holds, 1 otherwise (each check prints one
+ * line).
  */
 #include <fcntl.h>
 #include <pwd.h>
@@ -36,11 +35,11 @@ static void check(int ok, const char *what, const char *detail)
 
 static int attach_refused(const char *name, const uint8_t token[16], char *err, size_t len)
 {
-    hostbox_t hb;
+    gcl_hostbox_t hb;
     err[0] = '\0';
-    gcl_status_t rc = hb_attach(&hb, name, token, err, len);
+    gcl_status_t rc = gcl_hostbox_attach(&hb, name, token, err, len);
     if (rc == GCL_OK) {
-        hb_destroy(&hb);
+        gcl_hostbox_destroy(&hb);
         return 0;
     }
     return 1;
@@ -55,9 +54,9 @@ static int attach_checks(void)
     char name[64], err[256];
     snprintf(name, sizeof name, "/gcl-faults-forge-%d-%02x%02x%02x%02x", (int)getpid(), nonce[0],
              nonce[1], nonce[2], nonce[3]);
-    hb_sizes_t sizes = {2, 2, 4096, 65536};
-    hostbox_t job;
-    gcl_status_t rc = hb_create(&job, name, token, 4, &sizes, err, sizeof err);
+    gcl_hostbox_sizes_t sizes = {2, 2, 4096, 65536};
+    gcl_hostbox_t job;
+    gcl_status_t rc = gcl_hostbox_create(&job, name, token, 4, &sizes, err, sizeof err);
     check(rc == GCL_OK, "the job creates its segment", rc == GCL_OK ? name : err);
     if (rc != GCL_OK)
         return 1;
@@ -71,11 +70,11 @@ static int attach_checks(void)
     check(have && (st.st_mode & 07777) == 0600 && st.st_uid == geteuid(),
           "the segment is mode 0600 and owned by the job's user", detail);
 
-    hostbox_t squat;
-    rc = hb_create(&squat, name, other, 4, &sizes, err, sizeof err);
+    gcl_hostbox_t squat;
+    rc = gcl_hostbox_create(&squat, name, other, 4, &sizes, err, sizeof err);
     check(rc != GCL_OK, "a second create of an existing name fails (O_EXCL)", err);
     if (rc == GCL_OK)
-        hb_destroy(&squat);
+        gcl_hostbox_destroy(&squat);
 
     check(attach_refused(name, other, err, sizeof err), "another job's token is refused", err);
     uint8_t zero[16] = {0};
@@ -114,10 +113,10 @@ static int attach_checks(void)
 
     /* Unlinked (as the host leader does once every local instance has mapped it): nobody else
      * can even open it by name. */
-    hb_unlink(&job);
+    gcl_hostbox_unlink(&job);
     check(attach_refused(name, token, err, sizeof err) && access(path, F_OK) != 0,
           "once unlinked, the segment cannot be opened by name", err);
-    hb_destroy(&job);
+    gcl_hostbox_destroy(&job);
     return 0;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # inject.sh KIND WHERE POPRUN FAULTS_INJECT
 #
-# Walks every cleanup path of one kind of resource with GCL_FAULT_INJECT (gcl/src/fault.h):
+# Walks every cleanup path of one kind of resource with GCL_FAULT_INJECT (gcl/src/base/fault.h):
 # runs faults-inject (tests/faults/inject_prog.c: init, communicators, blocking and non-blocking
 # collectives by messages and host-direct, point-to-point, finalize) with KIND:N for N = 1, 2,
 # 3, ... until a run no longer reaches its Nth event (libgcl's closing "GCL_FAULT_INJECT=...:

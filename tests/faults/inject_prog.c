@@ -30,7 +30,7 @@
 enum { SMALL = 64, LARGE = 8192, MAX_LOCAL = 64 };
 
 typedef struct {
-    int ipr;
+    int ipus_per_replica;
     atomic_int wrong;
     double sim[MAX_LOCAL];
     int first_local_ipu;
@@ -196,7 +196,7 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
     if (n > 1)
         TRY(others(j, ctx, all, pairs, in, out));
     fill(in, SMALL, gcl_ctx_replica(ctx), pos);
-    if (j->ipr > 1)
+    if (j->ipus_per_replica > 1)
         TRY(pipeline(j, ctx, in, out));
     j->sim[gcl_ctx_global_ipu(ctx) - j->first_local_ipu] = gcl_sim_time(ctx);
     gcl_comm_destroy(pairs);
@@ -238,7 +238,7 @@ int main(int argc, char **argv)
     int local = info.num_local_replicas * info.ipus_per_replica;
     static job_t job;
     job.first_local_ipu = info.replica_offset * info.ipus_per_replica;
-    job.ipr = info.ipus_per_replica;
+    job.ipus_per_replica = info.ipus_per_replica;
     rc = local <= MAX_LOCAL ? gcl_run(inst, program, &job) : GCL_ERR_INVALID_ARGUMENT;
     if (rc != GCL_OK)
         printf("faults-inject: instance %d: gcl_run failed: %s: %s\n", info.instance_index,

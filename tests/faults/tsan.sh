@@ -15,12 +15,12 @@
 #   faults-stall single (4 replicas)                     a stalled replica, a warning, a wait
 #
 # Any report fails (this suite found one: gcl_poison_group wrote a peer's poison text while
-# the peer read it in gcl_poisoned, gcl/src/request.c; fixed in c140842; and the log prefix's
-# host name was written by each thread's first line while others read it, gcl/src/log.c). No
+# the peer read it in gcl_poisoned, gcl/src/engine/request.c; fixed in c140842; and the log prefix's
+# host name was written by each thread's first line while others read it, gcl/src/base/log.c). No
 # suppressions.
 # The runs go without address-space randomisation (setarch -R): ThreadSanitizer's fixed
 # memory layout leaves no room, in some random layouts, for the 1 TiB that phantom mode
-# reserves (gcl/src/simglue.c), and gcl_init would fail with "out of host memory".
+# reserves (gcl/src/pod/pod.c), and gcl_init would fail with "out of host memory".
 #
 # Environment: GCL_TSAN_CC (default: the C compiler CMake picks). Exit 77 (skip) when the
 # compiler cannot build with -fsanitize=thread.

@@ -362,7 +362,7 @@ case_preempt() {
     --max-steps 1280 --save-weights "$work/ref.w"
   preempt_poprun poprun
   # Without poprun, stdout a pipe: what crashed in libinfinipath's handler (see
-  # gcl/src/signals.c). --preserve-status passes train's own status on. All 5120 steps, so
+  # gcl/src/instance/signals.c). --preserve-status passes train's own status on. All 5120 steps, so
   # that the signal lands in the run; the reference in one process (the same weights as in
   # two, bitwise).
   local t0 t1

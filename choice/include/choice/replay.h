@@ -1,7 +1,7 @@
 /*
  * Replaying a call's simulated timeline: every rank of a shape steps through its schedule on the
  * simulated pod, from the clock at which it entered the call, exactly as libgcl's message
- * executor charges a call step by step (gcl/src/simtime.c): a step starts at the rank's clock T;
+ * executor charges a call step by step (gcl/src/engine/simtime.c): a step starts at the rank's clock T;
  * each send of B bytes holds its route for d = ceil(B / W) x q (W the route's bottleneck, q its
  * queue place) and arrives at T + latency + d; the step ends at the latest of T, the end of each
  * send's d and each arrival. Waiting before the latest sender even sent is idle time, the rest

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "gcl/popdist.h"
 #include "base/log.h"
 
 enum { INSTANCE_MAX = 1 << 20 };
@@ -116,17 +115,6 @@ int gcl_fault_parse(const char *text, gcl_fault_spec_t *out, char *why, size_t l
     return 0;
 }
 
-/* The instance this process is, as gcl_init will find it (without a config's mpi_world = -1). */
-static int my_instance(void)
-{
-    if (popdist_is_set())
-        return popdist_instance_index();
-    const char *v = getenv("OMPI_COMM_WORLD_RANK");
-    if (!v)
-        v = getenv("PMI_RANK");
-    return v ? atoi(v) : 0;
-}
-
 void gcl_fault_arm_spec(const gcl_fault_spec_t *spec, int instance)
 {
     atomic_store(&armed, 0);
@@ -142,7 +130,7 @@ void gcl_fault_arm_spec(const gcl_fault_spec_t *spec, int instance)
     atomic_store_explicit(&armed, 1, memory_order_release);
 }
 
-void gcl_fault_arm(void)
+void gcl_fault_arm(int instance)
 {
     const char *v = getenv("GCL_FAULT_INJECT");
     gcl_fault_spec_t s;
@@ -151,7 +139,7 @@ void gcl_fault_arm(void)
         gcl_fault_arm_spec(NULL, 0);
         return;
     }
-    gcl_fault_arm_spec(&s, my_instance());
+    gcl_fault_arm_spec(&s, instance);
 }
 
 int gcl_fault_hit(gcl_fault_kind_t kind)

@@ -52,8 +52,9 @@ typedef struct {
 int gcl_fault_parse(const char *text, gcl_fault_spec_t *out, char *why, size_t len);
 
 /* gcl_init's first step: reads GCL_FAULT_INJECT (a malformed value arms nothing: gcl_init
- * refuses it right after) and starts every count at zero. */
-void gcl_fault_arm(void);
+ * refuses it right after) and starts every count at zero, as instance INSTANCE of the job (an
+ * entry KIND:N@I fires in instance I only). */
+void gcl_fault_arm(int instance);
 /* Arms SPEC as this process's instance INSTANCE (for tests); NULL disarms. */
 void gcl_fault_arm_spec(const gcl_fault_spec_t *spec, int instance);
 /* Counts one event of KIND; 1 when it is the one that must fail (said at warn level). */

@@ -1,4 +1,4 @@
-/* Call signatures; see sig.h. */
+/* Call signatures; see signature.h. */
 #include "base/signature.h"
 
 #include <stdio.h>

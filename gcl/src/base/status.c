@@ -1,4 +1,4 @@
-/* Status strings, generated from the one table in gcl/status.h. */
+/* Status strings, generated from the one table in gcl/status.h. Declared in gcl/status.h. */
 #include "gcl/status.h"
 
 const char *gcl_status_string(gcl_status_t status)

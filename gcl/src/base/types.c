@@ -1,4 +1,5 @@
-/* The public types are the collectives layer's, value for value; these wrappers say so. */
+/* The public types are the collectives layer's, value for value; these wrappers say so.
+ * Declared in gcl/types.h. */
 #include "gcl/types.h"
 
 #include <ctype.h>

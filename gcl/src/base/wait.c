@@ -1,6 +1,7 @@
 /* Spin, then sleep on a futex; see wait.h. */
 #include "base/wait.h"
 
+#include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -67,19 +68,25 @@ static void cpu_relax(void)
 #endif
 }
 
-static void sleep_on(hostbox_t *hb, int me, uint32_t seen, double seconds)
+void gcl_doorbell_ring(gcl_doorbell_t *d)
 {
-    hb_ipu_t *p = &hb->ipus[me];
+    atomic_fetch_add(&d->rings, 1);
+    if (atomic_load(&d->sleeping))
+        syscall(SYS_futex, &d->rings, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void sleep_on(gcl_doorbell_t *p, uint32_t seen, double seconds)
+{
     struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
     atomic_store(&p->sleeping, 1);
     /* Re-read after announcing the sleep: a ring between the two is not lost (the ringer sees
      * `sleeping` or we see its increment). */
-    if (atomic_load(&p->doorbell) == seen)
-        syscall(SYS_futex, &p->doorbell, FUTEX_WAIT, seen, &ts, NULL, 0);
+    if (atomic_load(&p->rings) == seen)
+        syscall(SYS_futex, &p->rings, FUTEX_WAIT, seen, &ts, NULL, 0);
     atomic_store(&p->sleeping, 0);
 }
 
-int gcl_waiter_idle(gcl_waiter_t *w, hostbox_t *hb, int me, uint32_t seen, int must_poll)
+int gcl_waiter_idle(gcl_waiter_t *w, gcl_doorbell_t *bell, uint32_t seen, int must_poll)
 {
     w->idle++;
     if (w->idle <= w->spin_count) {
@@ -90,9 +97,9 @@ int gcl_waiter_idle(gcl_waiter_t *w, hostbox_t *hb, int me, uint32_t seen, int m
         /* Nothing will ring: poll, backing off from 20 us to 1 ms. */
         long extra = w->idle - w->spin_count - YIELDS;
         double s = extra < 50 ? 20e-6 : extra < 500 ? 200e-6 : 1e-3;
-        sleep_on(hb, me, seen, s);
+        sleep_on(bell, seen, s);
     } else {
-        sleep_on(hb, me, seen, 0.1);
+        sleep_on(bell, seen, 0.1);
     }
     /* While spinning or yielding, the clock is read every 8th pass: the checks are ~100 ms
      * apart, and reading it on every pass was a sixth of a busy IPU thread's time. */

@@ -1,16 +1,34 @@
 /*
  * Waiting without burning the cores: an IPU thread with nothing to do polls a little, then
- * sleeps on its doorbell (a futex word in the host box that every peer rings when it posts or
- * frees something for it). Transports that cannot ring (mpi) make it poll with short sleeps.
+ * sleeps on its doorbell (a futex word that every peer rings when it posts or frees something
+ * for it). Transports that cannot ring (mpi) make it poll with short sleeps.
  * The waiter also keeps the clocks for the timeout, stall warnings and liveness checks.
  */
 #ifndef GCL_WAIT_H
 #define GCL_WAIT_H
 
+#include <stdalign.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
-#include "job/hostbox.h"
 #include "base/param.h"
+
+/* A doorbell: a futex word an IPU thread sleeps on, rung by every peer that posts or frees
+ * something for it. It lives wherever the threads that ring it can all reach it (the host box).
+ * Alone on its cache line: every ring writes it. */
+typedef struct {
+    alignas(64) _Atomic uint32_t rings;
+    _Atomic uint32_t sleeping;
+} gcl_doorbell_t;
+
+/* What to pass gcl_waiter_idle as SEEN: read before a pass, so a ring during it is not lost. */
+static inline uint32_t gcl_doorbell_read(gcl_doorbell_t *d)
+{
+    return atomic_load(&d->rings);
+}
+
+/* Rings D: wakes its thread if it sleeps. */
+void gcl_doorbell_ring(gcl_doorbell_t *d);
 
 typedef struct {
     double last_progress; /* seconds (monotonic) */
@@ -37,12 +55,12 @@ void gcl_waiter_resume(gcl_waiter_t *w);
 int gcl_waiter_due(gcl_waiter_t *w);
 
 /*
- * Waits a little after a pass that made no progress. SEEN is IPU ME's doorbell as read before
- * the pass, so a ring that came in since wakes us at once. MUST_POLL: something we wait on does
- * not ring. Returns 1 when about 100 ms have passed since the last check (time for the caller's
- * liveness checks), else 0.
+ * Waits a little after a pass that made no progress. SEEN is the thread's doorbell BELL as read
+ * before the pass (gcl_doorbell_read), so a ring that came in since wakes us at once. MUST_POLL:
+ * something we wait on does not ring. Returns 1 when about 100 ms have passed since the last check
+ * (time for the caller's liveness checks), else 0.
  */
-int gcl_waiter_idle(gcl_waiter_t *w, hostbox_t *hb, int me, uint32_t seen, int must_poll);
+int gcl_waiter_idle(gcl_waiter_t *w, gcl_doorbell_t *bell, uint32_t seen, int must_poll);
 
 /* Seconds since the last progress. */
 double gcl_waiter_stalled(const gcl_waiter_t *w);

@@ -36,35 +36,37 @@
 
 #include "coll/canon.h"
 #include "engine/direct.h"
+#include "engine/direct_move.h"
+#include "engine/simtime.h"
 #include "base/fault.h"
 #include "base/log.h"
 
 enum { PUBLISH, WAIT_PUBLISHED, WORK, WAIT_REDUCED, GATHER, WAIT_DONE };
 
-int gcl_direct_eligible(struct gcl_comm *c, coll_collective_t coll, size_t bytes)
+int gcl_direct_eligible(const gcl_peers_t *c, coll_collective_t coll, size_t bytes)
 {
-    struct gcl_instance *inst = c->ctx->inst;
+    const gcl_ipu_t *me = c->ipu;
     if (coll != COLL_ALLREDUCE && coll != COLL_REDUCE_SCATTER && coll != COLL_ALLGATHER)
         return 0;
-    if (c->size < 2 || inst->phantom || c == c->ctx->p2p || !c->one_host ||
-        bytes < (size_t)inst->params.direct_min_bytes)
+    if (c->size < 2 || me->phantom || c->p2p || !c->one_host ||
+        bytes < (size_t)me->params->direct_min_bytes)
         return 0;
-    return c->one_process || inst->host.cma || inst->host.hb.direct_bytes > 0;
+    return c->one_process || me->host->cma || me->host->hb.direct_bytes > 0;
 }
 
 gcl_status_t gcl_direct_setup(gcl_exec_t *x, const coll_args_t *a)
 {
     gcl_direct_t *d = &x->direct;
-    struct gcl_comm *c = x->comm;
-    struct gcl_instance *inst = c->ctx->inst;
+    gcl_peers_t *c = x->peers;
+    const gcl_ipu_t *me = c->ipu;
     x->engine = &gcl_engine_direct;
     d->coll = a->coll;
     d->count = a->count;
-    d->mode = c->one_process   ? GCL_DIRECT_POINTER
-              : inst->host.cma ? GCL_DIRECT_CMA
-                               : GCL_DIRECT_STAGED;
+    d->mode = c->one_process  ? GCL_DIRECT_POINTER
+              : me->host->cma ? GCL_DIRECT_CMA
+                              : GCL_DIRECT_STAGED;
     /* Staging moves the vector in rounds that fit half a region; the others in one go. */
-    uint64_t half = inst->host.hb.direct_bytes / 2 / x->info.elem_size;
+    uint64_t half = me->host->hb.direct_bytes / 2 / x->info.elem_size;
     uint64_t per = a->coll == COLL_REDUCE_SCATTER ? half / (uint64_t)c->size : half;
     d->per_round = d->mode != GCL_DIRECT_STAGED || per == 0 || per > a->count ? a->count : per;
     if (d->per_round == 0)
@@ -91,7 +93,7 @@ static int at_barrier(const gcl_exec_t *x, int r)
 
 static int passed(const gcl_exec_t *x)
 {
-    for (int r = 0; r < x->comm->size; r++)
+    for (int r = 0; r < x->peers->size; r++)
         if (!at_barrier(x, r))
             return 0;
     return 1;
@@ -102,26 +104,26 @@ static int passed(const gcl_exec_t *x)
  * arrivals are sequentially consistent, so the last of them sees every other one. */
 static void arrive(gcl_exec_t *x)
 {
-    struct gcl_comm *c = x->comm;
-    struct gcl_instance *inst = c->ctx->inst;
+    gcl_peers_t *c = x->peers;
+    const gcl_ipu_t *me = c->ipu;
     x->direct.target = atomic_fetch_add(&gcl_direct_box(x, c->rank)->epoch, 1) + 1;
     if (!passed(x))
         return;
     for (int r = 0; r < c->size; r++)
         if (r != c->rank)
-            hb_ring(&inst->host.hb, inst->job.ipu_hostlocal[c->ipus[r]]);
+            gcl_hostbox_ring(&me->host->hb, me->job->ipu_hostlocal[c->ipus[r]]);
 }
 
 /* ---- the protocol ---- */
 
 static void publish(gcl_exec_t *x)
 {
-    hb_ipu_t *me = gcl_direct_box(x, x->comm->rank);
+    gcl_hostbox_ipu_t *me = gcl_direct_box(x, x->peers->rank);
     size_t es = x->info.elem_size;
     const char *in = x->bufs[COLL_BUF_IN];
     if (x->direct.round == 0) {
         me->d_sig = x->sig;
-        me->d_clock = x->sim.entry[x->comm->rank];
+        me->d_clock = x->sim.entry[x->peers->rank];
         atomic_store(&me->d_in, (uint64_t)(uintptr_t)in);
         atomic_store(&me->d_out, (uint64_t)(uintptr_t)x->bufs[COLL_BUF_OUT]);
         if (x->direct.mode == GCL_DIRECT_CMA) { /* peers may map these instead */
@@ -132,8 +134,8 @@ static void publish(gcl_exec_t *x)
     }
     if (x->direct.mode == GCL_DIRECT_STAGED) {
         uint64_t lo = x->direct.round * x->direct.per_round, len = gcl_direct_round_len(x);
-        uint64_t blocks = x->direct.coll == COLL_REDUCE_SCATTER ? (uint64_t)x->comm->size : 1;
-        char *dst = gcl_direct_region(x, x->comm->rank, 0);
+        uint64_t blocks = x->direct.coll == COLL_REDUCE_SCATTER ? (uint64_t)x->peers->size : 1;
+        char *dst = gcl_direct_region(x, x->peers->rank, 0);
         for (uint64_t b = 0; b < blocks; b++)
             memcpy(dst + b * len * es, in + (b * x->direct.count + lo) * es, len * es);
     }
@@ -143,17 +145,17 @@ static void publish(gcl_exec_t *x)
 /* After the first barrier: every rank is in this very call, and we learn their clocks. */
 static gcl_status_t check_peers(gcl_exec_t *x)
 {
-    struct gcl_comm *c = x->comm;
+    gcl_peers_t *c = x->peers;
     for (int r = 0; r < c->size; r++) {
-        hb_ipu_t *p = gcl_direct_box(x, r);
+        gcl_hostbox_ipu_t *p = gcl_direct_box(x, r);
         uint64_t key = atomic_load_explicit(&p->d_key, memory_order_acquire);
         if (key != x->key0 || memcmp(&p->d_sig, &x->sig, sizeof x->sig) != 0) {
             char text[600];
             gcl_sig_t theirs = p->d_sig;
             if (key != x->key0) /* another call altogether: say which */
                 theirs.seq = (uint32_t)key;
-            gcl_diag_mismatch_text(&c->ctx->inst->job, c->ctx->global_ipu, &x->sig, c->ipus[r],
-                                   &theirs, text, sizeof text);
+            gcl_diag_mismatch_text(c->ipu->job, c->ipu->global_ipu, &x->sig, c->ipus[r], &theirs,
+                                   text, sizeof text);
             return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", text);
         }
         x->sim.entry[r] = p->d_clock;
@@ -233,19 +235,19 @@ static int direct_progress(gcl_exec_t *x)
 static int direct_waiting(const gcl_exec_t *x, int *ipus, int max)
 {
     int n = 0;
-    for (int r = 0; r < x->comm->size && n < max; r++)
-        if (r != x->comm->rank && !at_barrier(x, r))
-            ipus[n++] = x->comm->ipus[r];
+    for (int r = 0; r < x->peers->size && n < max; r++)
+        if (r != x->peers->rank && !at_barrier(x, r))
+            ipus[n++] = x->peers->ipus[r];
     return n;
 }
 
 static int direct_gone(gcl_exec_t *x, int *ipu, char *why, size_t len)
 {
-    struct gcl_instance *inst = x->comm->ctx->inst;
-    for (int r = 0; r < x->comm->size; r++)
-        if (!at_barrier(x, r) && gcl_diag_peer_gone(&inst->job, &inst->host.hb, inst->run.gen,
-                                                    x->comm->ipus[r], why, len)) {
-            *ipu = x->comm->ipus[r];
+    const gcl_ipu_t *me = x->peers->ipu;
+    for (int r = 0; r < x->peers->size; r++)
+        if (!at_barrier(x, r) &&
+            gcl_diag_peer_gone(me->job, &me->host->hb, me->gen, x->peers->ipus[r], why, len)) {
+            *ipu = x->peers->ipus[r];
             return 1;
         }
     return 0;
@@ -256,11 +258,11 @@ static void direct_pending(gcl_exec_t *x, char *buf, size_t len)
     size_t used = 0;
     int shown = 0;
     buf[0] = '\0';
-    for (int r = 0; r < x->comm->size && shown < 6; r++) {
+    for (int r = 0; r < x->peers->size && shown < 6; r++) {
         if (at_barrier(x, r))
             continue;
         char who[160];
-        gcl_job_describe_ipu(&x->comm->ctx->inst->job, x->comm->ipus[r], who, sizeof who);
+        gcl_job_describe_ipu(x->peers->ipu->job, x->peers->ipus[r], who, sizeof who);
         if (x->direct.round >= x->direct.nrounds)
             used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
                                      "%s%s to reach the closing barrier", shown++ ? "; " : "", who);

@@ -1,32 +1,18 @@
 /*
- * Host-direct collectives, between the protocol (direct.c) and the data movement
- * (direct_move.c). Private to those two files.
+ * Host-direct collectives: all_reduce, reduce_scatter and all_gather over a group whose ranks
+ * all share this host, done straight in memory instead of by messages (direct.c; the data
+ * movement is direct_move.c).
  */
 #ifndef GCL_DIRECT_H
 #define GCL_DIRECT_H
 
 #include "engine/exec.h"
 
-/* The host-box entry of rank RANK of X's group. */
-static inline hb_ipu_t *gcl_direct_box(const gcl_exec_t *x, int rank)
-{
-    struct gcl_instance *inst = x->comm->ctx->inst;
-    return &inst->host.hb.ipus[inst->job.ipu_hostlocal[x->comm->ipus[rank]]];
-}
+extern const gcl_engine_t gcl_engine_direct;
 
-/* Elements the fold takes at a time (the accumulator and each operand copy hold this many). */
-uint64_t gcl_direct_piece(const gcl_exec_t *x);
-/* Bytes of folding space a call needs: the tree's scratch slots, the result and a copy of every
- * operand that cannot be read in place. */
-size_t gcl_direct_acc_bytes(const gcl_exec_t *x);
-
-/* The data movement of one phase: WORK for every mode, and the gather of a staged all_reduce. */
-gcl_status_t gcl_direct_work(gcl_exec_t *x);
-void gcl_direct_gather(gcl_exec_t *x);
-/* After the first barrier: where each rank's buffers can be reached by plain loads and stores. */
-void gcl_direct_map_peers(gcl_exec_t *x);
-/* Staged mode: elements of the current round, and rank Q's region WHICH (0: inputs, 1: results). */
-uint64_t gcl_direct_round_len(const gcl_exec_t *x);
-char *gcl_direct_region(const gcl_exec_t *x, int q, int which);
+/* Whether a call of COLL with BYTES per replica over PEERS may run host-direct. */
+int gcl_direct_eligible(const gcl_peers_t *peers, coll_collective_t coll, size_t bytes);
+/* Sets X (started on PEERS) up to run host-direct the call A. */
+gcl_status_t gcl_direct_setup(gcl_exec_t *x, const coll_args_t *a);
 
 #endif /* GCL_DIRECT_H */

@@ -9,7 +9,7 @@
 
 #include "coll/canon.h"
 #include "coll/reduce.h"
-#include "engine/direct.h"
+#include "engine/direct_move.h"
 
 /* ---- reaching a peer ---- */
 
@@ -20,14 +20,14 @@ static const gcl_direct_t *dir(const gcl_exec_t *x)
 
 static int is_me(const gcl_exec_t *x, int q)
 {
-    return q == x->comm->rank;
+    return q == x->peers->rank;
 }
 
 /* Reports a failed single copy: a peer that vanished, or one the kernel will not let us touch. */
 static gcl_status_t cma_failed(gcl_exec_t *x, int q, int err)
 {
     char who[160];
-    gcl_job_describe_ipu(&x->comm->ctx->inst->job, x->comm->ipus[q], who, sizeof who);
+    gcl_job_describe_ipu(x->peers->ipu->job, x->peers->ipus[q], who, sizeof who);
     return gcl_err_set(x->err, err == ESRCH ? GCL_ERR_PEER_FAILED : GCL_ERR_TRANSPORT,
                        "copying from or to %s failed: %s", who, strerror(err));
 }
@@ -108,7 +108,7 @@ static gcl_status_t peer_write(gcl_exec_t *x, int q, uint64_t dst, const void *s
 /* Elements of rank Q's input and output buffers, as the collective lays them out. */
 static void extents(const gcl_exec_t *x, uint64_t *in, uint64_t *out)
 {
-    uint64_t n = (uint64_t)x->comm->size, c = x->direct.count;
+    uint64_t n = (uint64_t)x->peers->size, c = x->direct.count;
     *in = x->direct.coll == COLL_REDUCE_SCATTER ? n * c : c;
     *out = x->direct.coll == COLL_ALLGATHER ? n * c : c;
 }
@@ -118,7 +118,7 @@ static char *map_ref(const gcl_exec_t *x, const gcl_shmem_ref_t *ref, uint64_t b
 {
     if (ref->fd < 0 || ref->off + bytes > ref->size)
         return NULL;
-    return gcl_shmem_peer(&x->comm->ctx->inst->host.maps, ref);
+    return gcl_shmem_peer(&x->peers->ipu->host->maps, ref);
 }
 
 void gcl_direct_map_peers(gcl_exec_t *x)
@@ -126,8 +126,8 @@ void gcl_direct_map_peers(gcl_exec_t *x)
     uint64_t in, out;
     size_t es = x->info.elem_size;
     extents(x, &in, &out);
-    for (int q = 0; q < x->comm->size; q++) {
-        hb_ipu_t *b = gcl_direct_box(x, q);
+    for (int q = 0; q < x->peers->size; q++) {
+        gcl_hostbox_ipu_t *b = gcl_direct_box(x, q);
         if (dir(x)->mode == GCL_DIRECT_POINTER || is_me(x, q)) {
             x->direct.in_at[q] = (char *)(uintptr_t)atomic_load(&b->d_in);
             x->direct.out_at[q] = (char *)(uintptr_t)atomic_load(&b->d_out);
@@ -157,9 +157,9 @@ static uint64_t addr_out(const gcl_exec_t *x, int q, uint64_t elem)
  * would not fit in 4 MiB. */
 uint64_t gcl_direct_piece(const gcl_exec_t *x)
 {
-    size_t es = x->info.elem_size, pieces = (size_t)(coll_canon_depth(x->comm->size) + 1);
+    size_t es = x->info.elem_size, pieces = (size_t)(coll_canon_depth(x->peers->size) + 1);
     if (x->direct.mode == GCL_DIRECT_CMA)
-        pieces += (size_t)x->comm->size;
+        pieces += (size_t)x->peers->size;
     size_t bytes = ((size_t)4 << 20) / pieces;
     bytes = bytes > GCL_DIRECT_ACC_BYTES ? GCL_DIRECT_ACC_BYTES : bytes < 4096 ? 4096 : bytes;
     return bytes / es ? bytes / es : 1;
@@ -167,15 +167,15 @@ uint64_t gcl_direct_piece(const gcl_exec_t *x)
 
 size_t gcl_direct_acc_bytes(const gcl_exec_t *x)
 {
-    size_t pieces = (size_t)(coll_canon_depth(x->comm->size) + 1) +
-                    (x->direct.mode == GCL_DIRECT_CMA ? (size_t)x->comm->size : 0);
+    size_t pieces = (size_t)(coll_canon_depth(x->peers->size) + 1) +
+                    (x->direct.mode == GCL_DIRECT_CMA ? (size_t)x->peers->size : 0);
     return pieces * gcl_direct_piece(x) * x->info.elem_size;
 }
 
 static char *result_at(const gcl_exec_t *x)
 {
     return dir(x)->acc +
-           (size_t)coll_canon_depth(x->comm->size) * gcl_direct_piece(x) * x->info.elem_size;
+           (size_t)coll_canon_depth(x->peers->size) * gcl_direct_piece(x) * x->info.elem_size;
 }
 
 /* Finishes the fold of N elements whose operands are in dir(x)->leaves: the tree into the
@@ -183,9 +183,9 @@ static char *result_at(const gcl_exec_t *x)
 static void fold_leaves(gcl_exec_t *x, uint64_t n)
 {
     char *res = result_at(x);
-    coll_canon_fold(x->info.dtype, x->info.op, res, dir(x)->leaves, x->comm->size, n, dir(x)->acc);
+    coll_canon_fold(x->info.dtype, x->info.op, res, dir(x)->leaves, x->peers->size, n, dir(x)->acc);
     if (x->info.op == COLL_MEAN)
-        coll_divide(x->info.dtype, res, n, (unsigned)x->comm->size);
+        coll_divide(x->info.dtype, res, n, (unsigned)x->peers->size);
 }
 
 /*
@@ -197,7 +197,7 @@ static gcl_status_t fold_inputs(gcl_exec_t *x, uint64_t first, uint64_t n)
 {
     size_t es = x->info.elem_size, bytes = n * es;
     char *copies = result_at(x) + gcl_direct_piece(x) * es;
-    for (int q = 0; q < x->comm->size; q++) {
+    for (int q = 0; q < x->peers->size; q++) {
         if (dir(x)->in_at[q]) { /* mapped: fold straight out of it */
             dir(x)->leaves[q] = dir(x)->in_at[q] + first * es;
             continue;
@@ -214,7 +214,7 @@ static gcl_status_t fold_inputs(gcl_exec_t *x, uint64_t first, uint64_t n)
 
 static gcl_status_t work_allreduce(gcl_exec_t *x)
 {
-    struct gcl_comm *c = x->comm;
+    gcl_peers_t *c = x->peers;
     size_t es = x->info.elem_size, per = gcl_direct_piece(x);
     uint64_t off, len;
     coll_block(x->direct.count, c->size, c->rank, &off, &len);
@@ -237,7 +237,7 @@ static gcl_status_t work_allreduce(gcl_exec_t *x)
 static gcl_status_t work_reduce_scatter(gcl_exec_t *x)
 {
     size_t es = x->info.elem_size, per = gcl_direct_piece(x);
-    uint64_t count = x->direct.count, block = (uint64_t)x->comm->rank * count;
+    uint64_t count = x->direct.count, block = (uint64_t)x->peers->rank * count;
     char *out = x->bufs[COLL_BUF_OUT];
     for (uint64_t i = 0; i < count; i += per) {
         uint64_t n = count - i < per ? count - i : per;
@@ -252,8 +252,8 @@ static gcl_status_t work_all_gather(gcl_exec_t *x)
     size_t es = x->info.elem_size;
     uint64_t count = x->direct.count;
     char *out = x->bufs[COLL_BUF_OUT];
-    for (int k = 0; k < x->comm->size; k++) {
-        int q = (x->comm->rank + k) % x->comm->size;
+    for (int k = 0; k < x->peers->size; k++) {
+        int q = (x->peers->rank + k) % x->peers->size;
         char *dst = out + (uint64_t)q * count * es;
         if (is_me(x, q) && (const void *)(uintptr_t)addr_in(x, q, 0) == dst)
             continue; /* in place */
@@ -281,9 +281,10 @@ uint64_t gcl_direct_round_len(const gcl_exec_t *x)
 /* Rank Q's region WHICH (0: inputs, in the half the round's parity picks; 1: results). */
 char *gcl_direct_region(const gcl_exec_t *x, int q, int which)
 {
-    struct gcl_instance *inst = x->comm->ctx->inst;
-    char *base = hb_direct(&inst->host.hb, inst->job.ipu_hostlocal[x->comm->ipus[q]], which);
-    return which == 0 ? base + (x->direct.round % 2) * (inst->host.hb.direct_bytes / 2) : base;
+    const gcl_ipu_t *me = x->peers->ipu;
+    char *base =
+        gcl_hostbox_direct(&me->host->hb, me->job->ipu_hostlocal[x->peers->ipus[q]], which);
+    return which == 0 ? base + (x->direct.round % 2) * (me->host->hb.direct_bytes / 2) : base;
 }
 
 /* Where element OFF of block B of rank Q's staged input is during this round. */
@@ -300,7 +301,7 @@ static void fold_staged(gcl_exec_t *x, char *dst, uint64_t b, uint64_t off, uint
     size_t es = x->info.elem_size, per = gcl_direct_piece(x);
     for (uint64_t i = 0; i < n; i += per) {
         uint64_t m = n - i < per ? n - i : per;
-        for (int q = 0; q < x->comm->size; q++)
+        for (int q = 0; q < x->peers->size; q++)
             dir(x)->leaves[q] = staged_input(x, q, b, off + i);
         fold_leaves(x, m);
         memcpy(dst + i * es, result_at(x), m * es);
@@ -309,7 +310,7 @@ static void fold_staged(gcl_exec_t *x, char *dst, uint64_t b, uint64_t off, uint
 
 static void work_staged(gcl_exec_t *x)
 {
-    struct gcl_comm *c = x->comm;
+    gcl_peers_t *c = x->peers;
     size_t es = x->info.elem_size;
     char *out = x->bufs[COLL_BUF_OUT];
     uint64_t lo = round_lo(x), len = gcl_direct_round_len(x), off, n;
@@ -327,7 +328,7 @@ static void work_staged(gcl_exec_t *x)
 
 void gcl_direct_gather(gcl_exec_t *x)
 {
-    struct gcl_comm *c = x->comm;
+    gcl_peers_t *c = x->peers;
     size_t es = x->info.elem_size;
     char *out = x->bufs[COLL_BUF_OUT];
     uint64_t lo = round_lo(x), len = gcl_direct_round_len(x), off, n;

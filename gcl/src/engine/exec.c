@@ -1,39 +1,35 @@
 /*
- * The message engine: runs one rank's schedule (collectives/) over the transports, step by
- * step. A state machine, so that blocking calls and non-blocking requests share it: start, then
- * progress until done (or wait, which progresses and sleeps in between).
+ * The state of one call in flight: starting it and freeing what it holds; see exec.h.
  */
 #include "engine/exec.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/fault.h"
-#include "base/log.h"
 
-gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const coll_schedule_t *sched,
-                            const void *in, void *out, const gcl_sig_t *sig, uint64_t key,
-                            const char *what, gcl_err_t *err)
+gcl_status_t gcl_exec_start(gcl_exec_t *x, const struct gcl_engine *engine, gcl_peers_t *peers,
+                            const coll_schedule_t *sched, const void *in, void *out,
+                            const gcl_sig_t *sig, uint64_t key, const char *what, gcl_err_t *err)
 {
     memset(x, 0, sizeof *x);
-    x->engine = &gcl_engine_messages;
-    x->comm = comm;
+    x->engine = engine;
+    x->peers = peers;
     x->err = err;
     x->sched = sched;
     x->sig = *sig;
     x->what = what;
     x->key0 = key;
-    struct gcl_instance *inst = comm->ctx->inst;
+    const gcl_ipu_t *me = peers->ipu;
     /* Phantom mode moves no data for calls whose output is NULL (sizes only); calls with real
      * buffers (a benchmark's timings, a checksum) still move theirs. */
     const void *data = out ? out : in;
-    x->phantom = inst->phantom && (!data || gcl_sim_is_phantom(&inst->sim, data));
+    x->phantom = me->phantom && (!data || gcl_sim_is_phantom(me->sim, data));
     x->info = (coll_exec_info_t){(coll_dtype_t)sig->dtype, (coll_redop_t)sig->op,
-                                 coll_dtype_size((coll_dtype_t)sig->dtype), comm->size};
+                                 coll_dtype_size((coll_dtype_t)sig->dtype), peers->size};
     x->bufs[COLL_BUF_IN] = (void *)in;
     x->bufs[COLL_BUF_OUT] = out;
-    size_t n = (size_t)comm->size;
+    size_t n = (size_t)peers->size;
     x->sent = gcl_calloc(n, sizeof *x->sent);
     x->recvd = gcl_calloc(n, sizeof *x->recvd);
     if (x->sched->tmp_count > 0)
@@ -45,198 +41,16 @@ gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const coll_sch
     return GCL_OK;
 }
 
-/* Lays out the transfer of OP (the I-th of its kind to its peer). */
-static void describe_xfer(gcl_exec_t *x, gcl_xfer_t *t, const coll_op_t *op, uint32_t idx)
+/* Frees what a call's simulated time holds. */
+static void simplan_free(gcl_simplan_t *p)
 {
-    struct gcl_comm *c = x->comm;
-    struct gcl_instance *inst = c->ctx->inst;
-    int peer = c->ipus[op->peer];
-    *t = (gcl_xfer_t){.tp = c->tp[op->peer],
-                      .fab = &inst->fabric,
-                      .err = x->err,
-                      .is_send = op->kind == COLL_OP_SEND,
-                      .me_ipu = c->ctx->global_ipu,
-                      .me_hl = c->ctx->hostlocal,
-                      .peer_ipu = peer,
-                      .peer_hl = inst->job.ipu_hostlocal[peer],
-                      .op = op,
-                      .bufs = x->bufs,
-                      .info = &x->info,
-                      .sig = &x->sig,
-                      .key0 = x->key0,
-                      .key1 = (uint64_t)idx << 32,
-                      .bytes = op->count * x->info.elem_size,
-                      .phantom = x->phantom,
-                      .slot = -1};
+    free(p->mult_own);
+    free(p->entry);
+    free(p->seen);
+    p->mult_own = NULL;
+    p->entry = NULL;
+    p->seen = NULL;
 }
-
-/* Starts the transfers of the current step. */
-static gcl_status_t post_step(gcl_exec_t *x)
-{
-    const coll_step_t *st = &x->sched->steps[x->step];
-    if (st->count > x->xcap) {
-        gcl_xfer_t *nx = gcl_realloc(x->xfers, st->count * sizeof *nx);
-        if (!nx)
-            return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of memory", x->what);
-        x->xfers = nx;
-        x->xcap = st->count;
-    }
-    x->nxfers = 0;
-    for (uint32_t i = 0; i < st->count; i++) {
-        const coll_op_t *op = &x->sched->ops[st->first + i];
-        if (op->kind > COLL_OP_RECV_REDUCE)
-            continue;
-        uint32_t idx = op->kind == COLL_OP_SEND ? x->sent[op->peer]++ : x->recvd[op->peer]++;
-        describe_xfer(x, &x->xfers[x->nxfers++], op, idx);
-    }
-    for (uint32_t i = 0; i < x->nxfers; i++) /* same-peer receives keep their order */
-        for (uint32_t j = i; j-- > 0;)
-            if (!x->xfers[i].is_send && !x->xfers[j].is_send &&
-                x->xfers[j].peer_ipu == x->xfers[i].peer_ipu) {
-                x->xfers[i].after = &x->xfers[j];
-                break;
-            }
-    /* The simulated times travel with the messages, so they are set before anything is sent. */
-    gcl_sim_step_post(x);
-    for (uint32_t i = 0; i < x->nxfers; i++)
-        GCL_CHECK(x->xfers[i].tp->start(&x->xfers[i]));
-    x->posted = 1;
-    return GCL_OK;
-}
-
-/* Runs the local ops of the current step, after its traffic. */
-static void finish_step(gcl_exec_t *x)
-{
-    const coll_step_t *st = &x->sched->steps[x->step];
-    gcl_sim_step_done(x);
-    for (uint32_t i = 0; i < st->count; i++) {
-        const coll_op_t *op = &x->sched->ops[st->first + i];
-        if (op->kind > COLL_OP_RECV_REDUCE && !x->phantom)
-            coll_exec_local(op, x->bufs, &x->info);
-    }
-    x->step++;
-    x->posted = 0;
-    x->nxfers = 0;
-}
-
-static int msg_progress(gcl_exec_t *x)
-{
-    int did = 0;
-    while (!x->done) {
-        if (x->step >= x->sched->nsteps) {
-            GCL_CHECK(gcl_sim_call_end(x));
-            x->done = 1;
-            return 1;
-        }
-        if (!x->posted) {
-            GCL_CHECK(post_step(x));
-            did = 1;
-        }
-        int pending = 0;
-        for (uint32_t i = 0; i < x->nxfers; i++) {
-            gcl_xfer_t *t = &x->xfers[i];
-            if (t->done)
-                continue;
-            int rc = t->tp->progress(t);
-            if (rc < 0)
-                return rc;
-            did |= rc;
-            pending += !t->done;
-        }
-        if (pending)
-            return did;
-        finish_step(x);
-        did = 1;
-    }
-    return did;
-}
-
-/* A peer that is gone while a transfer with it is unfinished. A peer that has finished may
- * have left what we wait for in its slots (only a message that is not there is missing), and
- * may have finished after taking our message (so look once more). */
-static int msg_gone(gcl_exec_t *x, int *ipu, char *why, size_t len)
-{
-    struct gcl_instance *inst = x->comm->ctx->inst;
-    int me = x->comm->ctx->hostlocal;
-    for (uint32_t i = 0; i < x->nxfers; i++) {
-        gcl_xfer_t *t = &x->xfers[i];
-        if (t->done || (!gcl_diag_peer_gone(&inst->job, &inst->host.hb, inst->run.gen, t->peer_ipu,
-                                            why, len) &&
-                        !gcl_ctrl_peer_gone(inst->ctrl, inst->run.gen, t->peer_ipu, why, len)))
-            continue;
-        if (!t->is_send && t->peer_hl >= 0 &&
-            hb_has_message(&inst->host.hb, t->peer_hl, me, x->key0))
-            continue;
-        /* What the peer sent before it went may still be arriving: take all of it (each look
-         * a pass of its own, so that the network is read every time). */
-        int rc;
-        do
-            gcl_progress_pass++;
-        while ((rc = t->tp->progress(t)) > 0 && !t->done);
-        if (rc >= 0 && t->done)
-            continue;
-        *ipu = t->peer_ipu;
-        return 1;
-    }
-    return 0;
-}
-
-static int msg_waiting(const gcl_exec_t *x, int *ipus, int max)
-{
-    int n = 0;
-    for (uint32_t i = 0; i < x->nxfers && n < max; i++)
-        if (!x->xfers[i].done)
-            ipus[n++] = x->xfers[i].peer_ipu;
-    return n;
-}
-
-/* "replica 5 (instance 2 on host h1, pid 77) to send 4096 bytes; replica 6 (...) ..." */
-static void msg_pending(gcl_exec_t *x, char *buf, size_t len)
-{
-    size_t used = 0;
-    int shown = 0, more = 0;
-    buf[0] = '\0';
-    for (uint32_t i = 0; i < x->nxfers; i++) {
-        gcl_xfer_t *t = &x->xfers[i];
-        if (t->done)
-            continue;
-        if (shown == 4) {
-            more++;
-            continue;
-        }
-        char who[160];
-        gcl_job_describe_ipu(&x->comm->ctx->inst->job, t->peer_ipu, who, sizeof who);
-        used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s to %s %llu bytes",
-                                 shown ? "; " : "", who, t->is_send ? "take" : "send",
-                                 (unsigned long long)(t->bytes - t->pos));
-        shown++;
-    }
-    if (more && used < len)
-        snprintf(buf + used, len - used, "; and %d more", more);
-}
-
-static void msg_where(const gcl_exec_t *x, char *buf, size_t len)
-{
-    snprintf(buf, len, "step %u of %u", x->step + 1, x->sched->nsteps);
-}
-
-static int msg_polls(const gcl_exec_t *x)
-{
-    for (uint32_t i = 0; i < x->nxfers; i++)
-        if (!x->xfers[i].done && x->xfers[i].tp->polls)
-            return 1;
-    return 0;
-}
-
-const gcl_engine_t gcl_engine_messages = {
-    .name = "messages",
-    .progress = msg_progress,
-    .gone = msg_gone,
-    .waiting = msg_waiting,
-    .pending = msg_pending,
-    .where = msg_where,
-    .polls = msg_polls,
-};
 
 void gcl_exec_finish(gcl_exec_t *x)
 {
@@ -247,7 +61,7 @@ void gcl_exec_finish(gcl_exec_t *x)
     free(x->sent);
     free(x->recvd);
     free(x->tmp_alloc);
-    gcl_simplan_free(&x->sim);
+    simplan_free(&x->sim);
     free(x->direct.acc);
     free(x->direct.leaves);
     free(x->direct.in_at);

@@ -1,6 +1,7 @@
 /*
- * The state of one call in flight, whichever engine runs it (engine.h): its buffers, signature
- * and key, how its simulated time is charged, and each engine's own progress.
+ * The state of one call in flight, whichever engine runs it: its buffers, signature and key, how
+ * its simulated time is charged (simtime.h), and each engine's own progress. The engines: the
+ * message engine (messages.h) and host-direct (direct.h).
  *
  * Simulated time has two modes:
  *   CHARGE  the call's own schedule is what the pod runs: every step is charged as it happens
@@ -12,11 +13,11 @@
 #ifndef GCL_EXEC_H
 #define GCL_EXEC_H
 
+#include "base/wait.h"
 #include "coll/algo.h"
-#include "comm.h"
+#include "engine/peers.h"
 #include "sim/time.h"
 #include "transport/transport.h"
-#include "base/wait.h"
 
 typedef enum { GCL_SIM_CHARGE, GCL_SIM_REPLAY } gcl_sim_mode_t;
 
@@ -24,7 +25,7 @@ typedef struct {
     gcl_sim_mode_t mode;
     int sync;               /* a collective: charge one synchronisation of the group first */
     const uint32_t *mult;   /* CHARGE: per op, its place in the queues of the links it shares */
-    uint32_t *mult_own;     /* a copy, for a request that outlives the communicator's memo */
+    uint32_t *mult_own;     /* a copy, for a request that outlives its group's memo */
     const coll_algo_t *pod; /* REPLAY: the pod algorithm whose timeline is replayed */
     coll_args_t pod_args;
     sim_time_t *entry;     /* REPLAY: [group size] every rank's clock at entry */
@@ -39,7 +40,7 @@ typedef struct {
     sim_time_t idle_acc, exch_acc; /* the call's idle and exchange time so far */
 } gcl_simplan_t;
 
-/* How a host-direct call reaches its peers' buffers (direct.c). */
+/* How a host-direct call reaches its peers' buffers (direct.h). */
 typedef enum { GCL_DIRECT_POINTER, GCL_DIRECT_CMA, GCL_DIRECT_STAGED } gcl_direct_mode_t;
 
 /* Bytes folded at a time in a host-direct call's accumulator. */
@@ -63,8 +64,8 @@ struct gcl_engine;
 
 typedef struct gcl_exec {
     const struct gcl_engine *engine;
-    struct gcl_comm *comm;
-    gcl_err_t *err; /* the request's error record */
+    gcl_peers_t *peers; /* the group it runs over */
+    gcl_err_t *err;     /* the request's error record */
     const coll_schedule_t *sched;
     void *bufs[COLL_BUF_COUNT];
     void *tmp_alloc;
@@ -74,7 +75,7 @@ typedef struct gcl_exec {
     uint64_t key0;    /* communicator key << 32 | sequence: names the call in every message */
     int phantom;
     int done;
-    /* The message engine (exec.c). */
+    /* The message engine (messages.c). */
     uint32_t step; /* the step in progress */
     int posted;    /* its transfers have started */
     gcl_xfer_t *xfers;
@@ -84,41 +85,21 @@ typedef struct gcl_exec {
     gcl_direct_t direct;
 } gcl_exec_t;
 
-/* Prepares X to run SCHED on COMM with IN and OUT (KEY = the call's key0); failures go to ERR.
- * The engine is the message engine unless the caller sets up another afterwards. */
-gcl_status_t gcl_exec_start(gcl_exec_t *x, struct gcl_comm *comm, const coll_schedule_t *sched,
-                            const void *in, void *out, const gcl_sig_t *sig, uint64_t key,
-                            const char *what, gcl_err_t *err);
+/* Prepares X to run SCHED over PEERS on ENGINE with IN and OUT (KEY = the call's key0);
+ * failures go to ERR. Host-direct calls set their engine up afterwards (gcl_direct_setup). */
+gcl_status_t gcl_exec_start(gcl_exec_t *x, const struct gcl_engine *engine, gcl_peers_t *peers,
+                            const coll_schedule_t *sched, const void *in, void *out,
+                            const gcl_sig_t *sig, uint64_t key, const char *what, gcl_err_t *err);
 /* Frees what X holds, cancelling transfers left unfinished by a failure. */
 void gcl_exec_finish(gcl_exec_t *x);
 
-/* Host-direct (direct.c): whether COMM's call of COLL with BYTES per replica may run there,
- * and setting X up to run it. */
-int gcl_direct_eligible(struct gcl_comm *c, coll_collective_t coll, size_t bytes);
-gcl_status_t gcl_direct_setup(gcl_exec_t *x, const coll_args_t *a);
-
-/* Simulated time (simtime.c). REPLAY calls first set the pod algorithm with
- * gcl_sim_plan_replay; CHARGE calls their queue places with gcl_sim_plan_charge. */
-gcl_status_t gcl_sim_plan_replay(gcl_exec_t *x, const coll_algo_t *pod, const coll_args_t *a);
-gcl_status_t gcl_sim_plan_charge(gcl_exec_t *x, const coll_algo_t *algo, const coll_args_t *a,
-                                 int owned);
-void gcl_sim_call_begin(gcl_exec_t *x);
-void gcl_sim_step_post(gcl_exec_t *x);
-void gcl_sim_step_done(gcl_exec_t *x);
-/* Ends the call's timeline: replays it (REPLAY). Fails only out of host memory. */
-gcl_status_t gcl_sim_call_end(gcl_exec_t *x);
-/* The call retires: the IPU's clock catches up with the call's end (as exchange, then idle),
- * and the call's slice goes into the trace. */
-void gcl_sim_call_retire(gcl_exec_t *x);
-void gcl_simplan_free(gcl_simplan_t *p);
-
 /*
  * Engines: what runs a call's data movement. Each is one table, like the transports:
- *   messages  the schedule's steps over the transports (exec.c)
+ *   messages  the schedule's steps over the transports (messages.c)
  *   direct    host-direct: straight out of and into the group's buffers in this host's memory
  *             (direct.c, direct_move.c)
  * The request layer (request.c) drives every engine the same way, and the liveness checks
- * (watch.c) ask each the same questions.
+ * (liveness.c) ask each the same questions.
  */
 typedef struct gcl_engine {
     const char *name;
@@ -135,15 +116,5 @@ typedef struct gcl_engine {
     /* Whether waiting must poll: something it waits on does not ring the doorbell. */
     int (*polls)(const gcl_exec_t *x);
 } gcl_engine_t;
-
-extern const gcl_engine_t gcl_engine_messages;
-extern const gcl_engine_t gcl_engine_direct;
-
-/* Every ~100 ms of waiting (watch.c): a mismatch, a peer that failed or left, this instance
- * aborting, a stall to warn about, or the timeout. GCL_OK to go on waiting. */
-gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w);
-/* The context of every message about X's call: "all_reduce #3 (group all, rank 2 of 8, step 4
- * of 14)". */
-void gcl_exec_describe(gcl_exec_t *x, char *buf, size_t len);
 
 #endif /* GCL_EXEC_H */

@@ -4,9 +4,10 @@
  * this instance aborting, a mismatch the host's memory proves, a peer the call waits on that is
  * gone, then the stall warning and the timeout, at which a few more proofs of a mismatch count.
  */
+#include "engine/liveness.h"
+
 #include <stdio.h>
 
-#include "engine/exec.h"
 #include "base/log.h"
 
 /* The context of every message about this call: "all_reduce #3 (group all, rank 2 of 8, step
@@ -14,10 +15,10 @@
 void gcl_exec_describe(gcl_exec_t *x, char *buf, size_t len)
 {
     char g[32], where[64];
-    coll_group_format(x->comm->group, g, sizeof g);
+    coll_group_format(x->peers->group, g, sizeof g);
     x->engine->where(x, where, sizeof where);
     snprintf(buf, len, "%s #%u (group %s, rank %d of %d, %s)", x->what, x->sig.seq, g,
-             x->comm->rank, x->comm->size, where);
+             x->peers->rank, x->peers->size, where);
 }
 
 /* Remote members of the group (learnt from the control plane): one whose latest call is this
@@ -26,7 +27,7 @@ void gcl_exec_describe(gcl_exec_t *x, char *buf, size_t len)
 static int remote_members(gcl_exec_t *x, const gcl_call_view_t *v, int behind, char *why,
                           size_t len)
 {
-    gcl_ctrl_t *ctrl = x->comm->ctx->inst->ctrl;
+    gcl_ctrl_t *ctrl = x->peers->ipu->ctrl;
     for (int r = 0; ctrl && r < v->n; r++) {
         gcl_peer_life_t l;
         if (r == v->rank || !gcl_ctrl_life(ctrl, v->ipus[r], &l))
@@ -44,7 +45,7 @@ static int went_past(gcl_exec_t *x, const gcl_call_view_t *v, int ipu, int timed
                      size_t len)
 {
     gcl_peer_life_t l;
-    if (gcl_ctrl_life(x->comm->ctx->inst->ctrl, ipu, &l))
+    if (gcl_ctrl_life(x->peers->ipu->ctrl, ipu, &l))
         return gcl_diag_past(v, ipu, &l, timed_out, why, len);
     return gcl_diag_went_past(v, ipu, timed_out, why, len);
 }
@@ -88,11 +89,11 @@ static gcl_status_t stall_or_timeout(gcl_exec_t *x, gcl_waiter_t *w, const gcl_c
  * the consequence. */
 static gcl_status_t aborted(gcl_exec_t *x)
 {
-    struct gcl_instance *inst = x->comm->ctx->inst;
-    const gcl_job_t *j = &inst->job;
+    const gcl_ipu_t *me = x->peers->ipu;
+    const gcl_job_t *j = me->job;
     char call[200], who[160];
     gcl_exec_describe(x, call, sizeof call);
-    int first = atomic_load(&inst->run.first_failure);
+    int first = atomic_load(me->first_failure);
     if (first < 0 || first >= j->num_local_ipus)
         return gcl_err_set(x->err, GCL_ERR_ABORTED,
                            "%s: aborted because another IPU of this instance failed", call);
@@ -100,7 +101,7 @@ static gcl_status_t aborted(gcl_exec_t *x)
     gcl_job_describe_ipu(j, j->first_ipu + first, who, sizeof who);
     return gcl_err_set(x->err, GCL_ERR_ABORTED,
                        "%s: aborted because another IPU of this instance failed: %s: %.300s", call,
-                       who, inst->host.hb.ipus[hl].reason);
+                       who, me->host->hb.ipus[hl].reason);
 }
 
 /* A peer of the call failed. When an IPU of this instance failed first, this is its
@@ -108,7 +109,7 @@ static gcl_status_t aborted(gcl_exec_t *x)
 static gcl_status_t peer_failed(gcl_exec_t *x, const char *why)
 {
     char call[200];
-    if (atomic_load(&x->comm->ctx->inst->run.first_failure) >= 0)
+    if (atomic_load(x->peers->ipu->first_failure) >= 0)
         return aborted(x);
     gcl_exec_describe(x, call, sizeof call);
     return gcl_err_set(x->err, GCL_ERR_PEER_FAILED, "%s: %s", call, why);
@@ -116,13 +117,12 @@ static gcl_status_t peer_failed(gcl_exec_t *x, const char *why)
 
 gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
 {
-    struct gcl_ctx *ctx = x->comm->ctx;
-    struct gcl_instance *inst = ctx->inst;
-    gcl_call_view_t v = gcl_comm_view(x->comm, x->key0, &x->sig);
+    const gcl_ipu_t *me = x->peers->ipu;
+    gcl_call_view_t v = gcl_peers_view(x->peers, x->key0, &x->sig);
     char why[512], mism[640];
-    if (gcl_diag_poisoned(&inst->host.hb, ctx->hostlocal, x->key0, x->err))
+    if (gcl_diag_poisoned(&me->host->hb, me->hostlocal, x->key0, x->err))
         return GCL_ERR_MISMATCH;
-    if (atomic_load(&inst->run.abort))
+    if (atomic_load(me->abort))
         return aborted(x);
     if (gcl_diag_find_mismatch(&v, 0, mism, sizeof mism) ||
         remote_members(x, &v, 0, mism, sizeof mism))
@@ -136,7 +136,7 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
     /* A member of the group failed, though this rank waits on another now: the call can never
      * complete (the peer it waits on will not come either, or hangs on the failed one). */
     if (gcl_diag_member_failed(&v, why, sizeof why) ||
-        gcl_ctrl_member_failed(inst->ctrl, v.ipus, v.n, why, sizeof why))
+        gcl_ctrl_member_failed(me->ctrl, v.ipus, v.n, why, sizeof why))
         return peer_failed(x, why);
     double stalled = gcl_waiter_stalled(w);
     if (stalled < w->stall_warn_s && stalled < w->timeout_s)

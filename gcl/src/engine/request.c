@@ -7,15 +7,17 @@
 
 #include "base/fault.h"
 #include "base/log.h"
+#include "engine/liveness.h"
+#include "engine/simtime.h"
 
-struct gcl_request *gcl_request_new(struct gcl_comm *comm)
+struct gcl_request *gcl_request_new(gcl_peers_t *peers)
 {
     struct gcl_request *r = gcl_calloc(1, sizeof *r);
     if (!r) {
-        gcl_comm_fail(comm, GCL_ERR_NO_HOST_MEMORY, "out of host memory");
+        gcl_peers_fail(peers, GCL_ERR_NO_HOST_MEMORY, "out of host memory");
         return NULL;
     }
-    r->comm = comm;
+    r->peers = peers;
     coll_schedule_init(&r->own);
     return r;
 }
@@ -37,15 +39,15 @@ void gcl_request_discard(struct gcl_request *r)
 
 void gcl_request_launch(struct gcl_request *r)
 {
-    struct gcl_ctx *ctx = r->comm->ctx;
-    struct gcl_request **tail = &ctx->active;
+    gcl_ipu_t *me = r->peers->ipu;
+    struct gcl_request **tail = &me->active;
     while (*tail)
         tail = &(*tail)->next;
     r->next = NULL;
     *tail = r;
-    if (r->comm != ctx->p2p)
-        gcl_diag_publish_call(&ctx->inst->host.hb, ctx->hostlocal, r->x.key0, &r->x.sig);
-    gcl_waiter_init(&r->w, &ctx->inst->params);
+    if (!r->peers->p2p)
+        gcl_diag_publish_call(&me->host->hb, me->hostlocal, r->x.key0, &r->x.sig);
+    gcl_waiter_init(&r->w, me->params);
     gcl_sim_call_begin(&r->x);
 }
 
@@ -58,22 +60,22 @@ static void fail_request(struct gcl_request *r, gcl_status_t rc)
     /* Every replica of a mismatched call must hear of it, not just the two that met (the others
      * would only time out): each replica that learns of it tells its own group, once. */
     if (rc == GCL_ERR_MISMATCH) {
-        gcl_call_view_t v = gcl_comm_view(r->comm, r->x.key0, &r->x.sig);
+        gcl_call_view_t v = gcl_peers_view(r->peers, r->x.key0, &r->x.sig);
         gcl_diag_poison_group(&v, gcl_err_text(&r->err));
-        gcl_ctrl_poison(r->comm->ctx->inst->ctrl, r->comm->ipus, r->comm->size, r->x.key0,
+        gcl_ctrl_poison(r->peers->ipu->ctrl, r->peers->ipus, r->peers->size, r->x.key0,
                         gcl_err_text(&r->err));
     }
     gcl_exec_finish(&r->x); /* takes back whatever the transfers still hold */
 }
 
-int gcl_ctx_progress(struct gcl_ctx *ctx)
+int gcl_ipu_progress(gcl_ipu_t *ipu)
 {
     int did = 0;
     gcl_progress_pass++;
-    for (struct gcl_request *r = ctx->active; r; r = r->next) {
+    for (struct gcl_request *r = ipu->active; r; r = r->next) {
         if (r->finished)
             continue;
-        if (gcl_diag_poisoned(&ctx->inst->host.hb, ctx->hostlocal, r->x.key0, &r->err)) {
+        if (gcl_diag_poisoned(&ipu->host->hb, ipu->hostlocal, r->x.key0, &r->err)) {
             fail_request(r, GCL_ERR_MISMATCH);
             did = 1;
             continue;
@@ -99,9 +101,9 @@ int gcl_ctx_progress(struct gcl_ctx *ctx)
     return did;
 }
 
-static void unlink_request(struct gcl_ctx *ctx, struct gcl_request *r)
+static void unlink_request(gcl_ipu_t *ipu, struct gcl_request *r)
 {
-    for (struct gcl_request **p = &ctx->active; *p; p = &(*p)->next) {
+    for (struct gcl_request **p = &ipu->active; *p; p = &(*p)->next) {
         if (*p == r) {
             *p = r->next;
             return;
@@ -109,13 +111,13 @@ static void unlink_request(struct gcl_ctx *ctx, struct gcl_request *r)
     }
 }
 
-/* Hands R's outcome to its caller: its error record moves where gcl_last_error (or, for
- * point-to-point, gcl_ctx_last_error) finds it. */
+/* Hands R's outcome to its caller: its error record moves into its group's record, where
+ * gcl_last_error (or, for point-to-point, gcl_ctx_last_error) finds it. */
 static gcl_status_t retire(struct gcl_request *r)
 {
-    struct gcl_ctx *ctx = r->comm->ctx;
+    gcl_ipu_t *ipu = r->peers->ipu;
     gcl_status_t rc = r->status;
-    gcl_err_t *dst = r->comm == ctx->p2p ? &ctx->err : &r->comm->err;
+    gcl_err_t *dst = r->peers->record;
     if (rc == GCL_OK) {
         gcl_sim_call_retire(&r->x);
         gcl_err_clear(dst);
@@ -123,16 +125,16 @@ static gcl_status_t retire(struct gcl_request *r)
         GCL_WARN(GCL_SUB_COLL, "%s failed (%s): %s", r->x.what, gcl_status_name(rc),
                  gcl_err_text(&r->err));
         gcl_err_move(dst, &r->err);
-        ctx->last_failure = dst;
+        ipu->last_failure = dst;
     }
-    unlink_request(ctx, r);
+    unlink_request(ipu, r);
     free_request(r);
     return rc;
 }
 
-static int any_polls(struct gcl_ctx *ctx)
+static int any_polls(gcl_ipu_t *ipu)
 {
-    for (struct gcl_request *r = ctx->active; r; r = r->next)
+    for (struct gcl_request *r = ipu->active; r; r = r->next)
         if (!r->finished && r->x.engine->polls(&r->x))
             return 1;
     return 0;
@@ -148,13 +150,13 @@ static void check(struct gcl_request *r)
 
 gcl_status_t gcl_request_complete(struct gcl_request *r)
 {
-    struct gcl_ctx *ctx = r->comm->ctx;
-    hostbox_t *hb = &ctx->inst->host.hb;
+    gcl_ipu_t *ipu = r->peers->ipu;
+    gcl_doorbell_t *bell = &ipu->host->hb.ipus[ipu->hostlocal].bell;
     gcl_waiter_resume(&r->w);
     unsigned busy = 0; /* passes that moved something: the clock is read every 64th */
     while (!r->finished) {
-        uint32_t seen = atomic_load(&hb->ipus[ctx->hostlocal].doorbell);
-        int did = gcl_ctx_progress(ctx);
+        uint32_t seen = gcl_doorbell_read(bell);
+        int did = gcl_ipu_progress(ipu);
         if (r->finished)
             break;
         if (did) {
@@ -165,37 +167,28 @@ gcl_status_t gcl_request_complete(struct gcl_request *r)
                 check(r);
             continue;
         }
-        if (gcl_waiter_idle(&r->w, hb, ctx->hostlocal, seen, any_polls(ctx)))
+        if (gcl_waiter_idle(&r->w, bell, seen, any_polls(ipu)))
             check(r);
     }
     return retire(r);
 }
 
-void gcl_request_abandon_all(struct gcl_ctx *ctx)
+void gcl_request_abandon_all(gcl_ipu_t *ipu)
 {
-    while (ctx->active) {
-        struct gcl_request *r = ctx->active;
+    while (ipu->active) {
+        struct gcl_request *r = ipu->active;
         if (!r->finished)
             GCL_WARN(GCL_SUB_COLL, "%s #%u was started but never completed: cancelled", r->x.what,
                      r->x.sig.seq);
-        ctx->active = r->next;
+        ipu->active = r->next;
         free_request(r);
     }
 }
 
-gcl_status_t gcl_wait(gcl_request_t req)
+gcl_status_t gcl_request_test(struct gcl_request *req, int *done)
 {
-    if (!req)
-        return GCL_ERR_INVALID_ARGUMENT;
-    return gcl_request_complete(req);
-}
-
-gcl_status_t gcl_test(gcl_request_t req, int *done)
-{
-    if (!req || !done)
-        return GCL_ERR_INVALID_ARGUMENT;
     gcl_waiter_resume(&req->w);
-    int did = gcl_ctx_progress(req->comm->ctx);
+    int did = gcl_ipu_progress(req->peers->ipu);
     if (!req->finished) {
         if (did)
             gcl_waiter_progress(&req->w);

@@ -22,14 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/exec.h"
+#include "engine/simtime.h"
+
 #include "base/fault.h"
 #include "base/log.h"
 #include "pod/cache.h"
 
 static gcl_sim_ipu_t *sim_ipu(gcl_exec_t *x)
 {
-    return gcl_ctx_sim(x->comm->ctx);
+    return x->peers->ipu->clock;
 }
 
 gcl_status_t gcl_sim_plan_replay(gcl_exec_t *x, const coll_algo_t *pod, const coll_args_t *a)
@@ -39,24 +40,24 @@ gcl_status_t gcl_sim_plan_replay(gcl_exec_t *x, const coll_algo_t *pod, const co
     p->pod = pod;
     p->pod_args = *a;
     p->pod_args.node_of = p->pod_args.host_of = NULL;
-    p->entry = gcl_calloc((size_t)x->comm->size, sizeof *p->entry);
-    p->seen = gcl_calloc((size_t)x->comm->size, 1);
+    p->entry = gcl_calloc((size_t)x->peers->size, sizeof *p->entry);
+    p->seen = gcl_calloc((size_t)x->peers->size, 1);
     if (!p->entry || !p->seen)
         return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", x->what);
     return GCL_OK;
 }
 
-/* The queue places of this rank's sends in ALGO's call A: the communicator's memo when the
+/* The queue places of this rank's sends in ALGO's call A: the group's memo when the
  * call has the last call's shape, else from the instance's shape cache. NULL with *OOM set when
  * out of memory (the call fails: a time charged without the queues would be another answer). */
-static const uint32_t *queue_places(struct gcl_comm *c, const coll_algo_t *algo,
-                                    const coll_args_t *a, uint32_t nops, int *oom)
+static const uint32_t *queue_places(gcl_peers_t *c, const coll_algo_t *algo, const coll_args_t *a,
+                                    uint32_t nops, int *oom)
 {
     gcl_charge_memo_t *m = &c->charge;
     if (m->mult && m->algo == algo && choice_same_call(&m->a, a) && m->nops == nops)
         return m->mult;
     gcl_charge_memo_free(m);
-    gcl_sim_t *s = &c->ctx->inst->sim;
+    gcl_sim_t *s = c->ipu->sim;
     const choice_shape_t *sh = gcl_simcache_shape(s->cache, s->topo, algo, a, c->ipus);
     *oom = sh == NULL;
     if (sh && sh->s[c->rank].nops == nops) {
@@ -81,7 +82,7 @@ gcl_status_t gcl_sim_plan_charge(gcl_exec_t *x, const coll_algo_t *algo, const c
     uint32_t nops = x->sched->nops;
     int oom = 0;
     p->mode = GCL_SIM_CHARGE;
-    p->mult = nops ? queue_places(x->comm, algo, a, nops, &oom) : NULL;
+    p->mult = nops ? queue_places(x->peers, algo, a, nops, &oom) : NULL;
     /* A request may outlive the memo (the next call of another shape replaces it). */
     if (owned && p->mult && (p->mult_own = gcl_malloc(nops * sizeof *p->mult_own))) {
         memcpy(p->mult_own, p->mult, nops * sizeof *p->mult_own);
@@ -96,24 +97,13 @@ gcl_status_t gcl_sim_plan_charge(gcl_exec_t *x, const coll_algo_t *algo, const c
     return GCL_OK;
 }
 
-void gcl_simplan_free(gcl_simplan_t *p)
-{
-    free(p->mult_own);
-    free(p->entry);
-    free(p->seen);
-    p->mult_own = NULL;
-    p->entry = NULL;
-    p->seen = NULL;
-}
-
 void gcl_sim_call_begin(gcl_exec_t *x)
 {
-    struct gcl_comm *c = x->comm;
+    gcl_peers_t *c = x->peers;
     gcl_sim_ipu_t *ipu = sim_ipu(x);
     x->sim.call_start = ipu->stats.clock;
     sim_time_t t = 0;
-    if (x->sim.sync && c->size > 1 &&
-        sim_sync_time(c->ctx->inst->sim.topo, c->ipus, c->size, &t) == 0)
+    if (x->sim.sync && c->size > 1 && sim_sync_time(c->ipu->sim->topo, c->ipus, c->size, &t) == 0)
         sim_stats_advance(&ipu->stats, SIM_ACT_SYNC, t);
     x->sim.t = ipu->stats.clock;
     x->sim.idle_acc = x->sim.exch_acc = 0;
@@ -125,8 +115,8 @@ void gcl_sim_call_begin(gcl_exec_t *x)
 
 void gcl_sim_step_post(gcl_exec_t *x)
 {
-    struct gcl_ctx *ctx = x->comm->ctx;
-    const sim_topology_t *topo = ctx->inst->sim.topo;
+    const gcl_ipu_t *me = x->peers->ipu;
+    const sim_topology_t *topo = me->sim->topo;
     sim_time_t now = x->sim.t;
     x->sim.step_start = now;
     for (uint32_t i = 0; i < x->nxfers; i++) {
@@ -136,7 +126,7 @@ void gcl_sim_step_post(gcl_exec_t *x)
         sim_route_t route;
         sim_time_t d = 0, lat = 0;
         if (x->sim.mode == GCL_SIM_CHARGE &&
-            sim_topology_route(topo, ctx->global_ipu, t->peer_ipu, &route) == 0 && route.hops > 0) {
+            sim_topology_route(topo, me->global_ipu, t->peer_ipu, &route) == 0 && route.hops > 0) {
             uint32_t q = x->sim.mult ? x->sim.mult[t->op - x->sched->ops] : 1;
             d = sim_xfer_time(t->bytes, route.bandwidth) * (q ? q : 1);
             lat = route.latency;
@@ -188,8 +178,8 @@ void gcl_sim_step_done(gcl_exec_t *x)
 
 static gcl_status_t replay(gcl_exec_t *x)
 {
-    struct gcl_comm *c = x->comm;
-    gcl_sim_t *s = &c->ctx->inst->sim;
+    gcl_peers_t *c = x->peers;
+    gcl_sim_t *s = c->ipu->sim;
     for (int q = 0; q < c->size; q++)
         if (!x->sim.seen[q]) { /* a data path that does not hear from every rank: a bug */
             GCL_WARN(GCL_SUB_SIM, "%s #%u: no entry clock of rank %d: charged without a replay",

@@ -1,6 +1,7 @@
 /*
- * gcl_init and gcl_finalize: reading the configuration, the bootstrap, learning where every
- * instance runs, and setting up the host box and transports.
+ * Starting and stopping an instance, gcl_init's and gcl_finalize's work (run.c): reading the
+ * configuration, the bootstrap, learning where every instance runs, and setting up the host box,
+ * the transports and the control plane.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,12 +13,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "ctx.h"
-#include "instance/config.h"
+#include "instance/instance.h"
+
 #include "base/fault.h"
 #include "base/log.h"
-#include "transport/setup.h"
+#include "instance/config.h"
 #include "instance/signals.h"
+#include "transport/setup.h"
 
 #define fail(inst, rc, ...) gcl_err_set(&(inst)->err, (rc), __VA_ARGS__)
 
@@ -31,7 +33,7 @@ static gcl_status_t exchange_peers(struct gcl_instance *inst)
     me.replica_offset = inst->pd.replica_offset;
     me.num_local_replicas = inst->pd.num_local_replicas;
     me.num_replicas = j->num_replicas;
-    me.ipr = j->ipr;
+    me.ipus_per_replica = j->ipus_per_replica;
     j->from_mpirun = inst->pd.mpi_world;
     j->peers = gcl_calloc((size_t)j->num_instances, sizeof *j->peers);
     if (!j->peers)
@@ -64,8 +66,8 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
     const gcl_job_t *j = &inst->job;
     gcl_host_t *h = &inst->host;
     int leader, local = gcl_job_instances_here(j, &leader), host_ipus = 0;
-    hb_sizes_t sizes = {(int)p->shm_slots, (int)p->shm_chunks, (size_t)p->shm_chunk_bytes,
-                        (size_t)p->shm_direct_bytes};
+    gcl_hostbox_sizes_t sizes = {(int)p->shm_slots, (int)p->shm_chunks, (size_t)p->shm_chunk_bytes,
+                                 (size_t)p->shm_direct_bytes};
     char err[256] = "";
     for (int i = 0; i < j->num_ipus; i++)
         host_ipus += j->ipu_hostlocal[i] >= 0;
@@ -74,7 +76,7 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
         inst->boot->bcast(inst->boot, h->nonce, sizeof h->nonce, 0) != GCL_OK)
         return fail(inst, GCL_ERR_MPI, "sharing the job token failed");
     if (local == 1 && j->num_instances == 1) {
-        rc = hb_create(&h->hb, NULL, h->token, host_ipus, &sizes, err, sizeof err);
+        rc = gcl_hostbox_create(&h->hb, NULL, h->token, host_ipus, &sizes, err, sizeof err);
         return rc == GCL_OK ? rc : fail(inst, rc, "%s", err);
     }
     char name[80] = "";
@@ -86,16 +88,17 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
     }
     /* The leader creates, then everyone else attaches, then the name goes. */
     if (j->instance_index == leader)
-        rc = hb_create(&h->hb, local > 1 ? name : NULL, h->token, host_ipus, &sizes, err,
-                       sizeof err);
+        rc = gcl_hostbox_create(&h->hb, local > 1 ? name : NULL, h->token, host_ipus, &sizes, err,
+                                sizeof err);
     if (rc != GCL_OK)
         fail(inst, rc, "%s", err);
     GCL_CHECK(agree(inst, rc));
-    if (j->instance_index != leader && (rc = hb_attach(&h->hb, name, h->token, err, sizeof err)))
+    if (j->instance_index != leader &&
+        (rc = gcl_hostbox_attach(&h->hb, name, h->token, err, sizeof err)))
         fail(inst, rc, "%s", err);
     rc = agree(inst, rc);
     if (j->instance_index == leader)
-        hb_unlink(&h->hb);
+        gcl_hostbox_unlink(&h->hb);
     if (rc == GCL_OK && local > 1)
         GCL_INFO(GCL_SUB_SHM, "host %d: %d instances share %zu MiB (virtual) of shared memory",
                  j->host_index, local, h->hb.size >> 20);
@@ -107,8 +110,8 @@ static gcl_status_t probe_peers(struct gcl_instance *inst, int *ok)
 {
     static volatile uint64_t word;
     const gcl_job_t *j = &inst->job;
-    hostbox_t *hb = &inst->host.hb;
-    hb_ipu_t *mine = &hb->ipus[j->ipu_hostlocal[j->first_ipu]];
+    gcl_hostbox_t *hb = &inst->host.hb;
+    gcl_hostbox_ipu_t *mine = &hb->ipus[j->ipu_hostlocal[j->first_ipu]];
     if (getrandom((void *)&word, sizeof word, 0) != (ssize_t)sizeof word)
         word = (uint64_t)getpid() * 2654435761u;
     mine->cma_addr = (uint64_t)(uintptr_t)&word;
@@ -116,7 +119,7 @@ static gcl_status_t probe_peers(struct gcl_instance *inst, int *ok)
     GCL_CHECK(inst->boot->barrier(inst->boot) == GCL_OK ? GCL_OK : GCL_ERR_MPI);
     for (int ipu = 0; *ok && ipu < j->num_ipus; ipu++) {
         int hl = j->ipu_hostlocal[ipu];
-        const hb_ipu_t *p = hl >= 0 ? &hb->ipus[hl] : NULL;
+        const gcl_hostbox_ipu_t *p = hl >= 0 ? &hb->ipus[hl] : NULL;
         if (!p || p->pid == getpid() || p->cma_addr == 0)
             continue;
         uint64_t got = 0;
@@ -160,13 +163,13 @@ static gcl_status_t setup_shape(struct gcl_instance *inst, const gcl_config_t *c
     j->num_instances = inst->pd.num_instances;
     j->instance_index = inst->pd.instance_index;
     j->num_replicas = inst->pd.num_total_replicas;
-    j->ipr = inst->pd.ipus_per_replica;
-    if ((long)j->num_replicas * j->ipr > 1 << 20)
+    j->ipus_per_replica = inst->pd.ipus_per_replica;
+    if ((long)j->num_replicas * j->ipus_per_replica > 1 << 20)
         return fail(inst, GCL_ERR_INVALID_ARGUMENT, "%d replicas of %d IPUs is too many",
-                    j->num_replicas, j->ipr);
-    j->num_ipus = j->num_replicas * j->ipr;
-    j->num_local_ipus = inst->pd.num_local_replicas * j->ipr;
-    j->first_ipu = inst->pd.replica_offset * j->ipr;
+                    j->num_replicas, j->ipus_per_replica);
+    j->num_ipus = j->num_replicas * j->ipus_per_replica;
+    j->num_local_ipus = inst->pd.num_local_replicas * j->ipus_per_replica;
+    j->first_ipu = inst->pd.replica_offset * j->ipus_per_replica;
     inst->phantom = inst->params.sim_phantom || inst->pd.offline;
     return GCL_OK;
 }
@@ -187,7 +190,7 @@ static void claim_ipus(struct gcl_instance *inst)
 {
     const gcl_job_t *j = &inst->job;
     for (int k = 0; k < j->num_local_ipus; k++) {
-        hb_ipu_t *p = &inst->host.hb.ipus[j->ipu_hostlocal[j->first_ipu + k]];
+        gcl_hostbox_ipu_t *p = &inst->host.hb.ipus[j->ipu_hostlocal[j->first_ipu + k]];
         p->pid = (int32_t)getpid();
         p->instance = j->instance_index;
         p->global_ipu = j->first_ipu + k;
@@ -218,29 +221,29 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *config)
     GCL_CHECK(setup_hostbox(inst));
     claim_ipus(inst);
     GCL_CHECK(probe_cma(inst));
-    GCL_CHECK(agree(inst, gcl_transports_init(inst)));
+    gcl_transport_setup_t tw = {&inst->params, &inst->job,    inst->boot,
+                                &inst->host,   &inst->fabric, &inst->err};
+    GCL_CHECK(agree(inst, gcl_transports_init(&tw)));
     GCL_CHECK(agree(inst, gcl_ctrl_start(&inst->params, &inst->job, inst->boot, &inst->host.hb,
                                          inst->host.token, &inst->ctrl, &inst->err)));
     if (inst->params.spin_count < 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         inst->params.spin_count = inst->host.hb.num_ipus <= cores ? 2000 : 0;
     }
-    inst->run.ctxs = gcl_calloc((size_t)inst->job.num_local_ipus, sizeof *inst->run.ctxs);
-    if (!inst->run.ctxs)
-        return GCL_ERR_NO_HOST_MEMORY;
     GCL_INFO(GCL_SUB_INIT,
              "instance %d of %d: replicas %d..%d of %d, %d IPU(s) each, host %d of %d, "
              "bootstrap %s",
              inst->job.instance_index, inst->job.num_instances, inst->pd.replica_offset,
              inst->pd.replica_offset + inst->pd.num_local_replicas - 1, inst->job.num_replicas,
-             inst->job.ipr, inst->job.host_index, inst->job.num_hosts, inst->boot->name);
+             inst->job.ipus_per_replica, inst->job.host_index, inst->job.num_hosts,
+             inst->boot->name);
     return GCL_OK;
 }
 
-gcl_status_t gcl_init(const gcl_config_t *config, gcl_instance_t *out)
+gcl_status_t gcl_instance_open(const gcl_config_t *config, struct gcl_instance **out)
 {
     *out = NULL;
-    gcl_fault_arm(); /* GCL_FAULT_INJECT counts from here */
+    gcl_fault_arm(gcl_popdist_guess_instance()); /* GCL_FAULT_INJECT counts from here */
     struct gcl_instance *inst = gcl_calloc(1, sizeof *inst);
     if (!inst) {
         gcl_init_error_set("out of host memory for the instance");
@@ -253,10 +256,7 @@ gcl_status_t gcl_init(const gcl_config_t *config, gcl_instance_t *out)
     if (rc != GCL_OK) {
         if (inst->err.status == GCL_OK)
             fail(inst, rc, "%s", gcl_status_string(rc));
-        GCL_ERROR(GCL_SUB_INIT, "gcl_init: %s", gcl_err_text(&inst->err));
-        gcl_init_error_set(gcl_err_text(&inst->err));
-        inst->run.failed = 1;
-        gcl_finalize(inst);
+        gcl_instance_abandon(inst, rc, NULL);
         return rc;
     }
     gcl_init_error_set("");
@@ -264,19 +264,27 @@ gcl_status_t gcl_init(const gcl_config_t *config, gcl_instance_t *out)
     return GCL_OK;
 }
 
-gcl_status_t gcl_finalize(gcl_instance_t inst)
+void gcl_instance_abandon(struct gcl_instance *inst, gcl_status_t rc, const char *why)
 {
-    if (!inst)
-        return GCL_OK;
+    if (why)
+        fail(inst, rc, "%s", why);
+    GCL_ERROR(GCL_SUB_INIT, "gcl_init: %s", gcl_err_text(&inst->err));
+    gcl_init_error_set(gcl_err_text(&inst->err));
+    inst->run.failed = 1;
+    gcl_instance_close(inst);
+}
+
+gcl_status_t gcl_instance_close(struct gcl_instance *inst)
+{
     gcl_status_t rc = GCL_OK;
     const gcl_job_t *j = &inst->job;
     if (inst->host.hb.base) {
         /* A failed IPU stays failed: its peers still waiting are told why, not that it left.
          * Only this instance writes its IPUs' states, and its IPU threads have ended. */
         for (int k = 0; k < j->num_local_ipus; k++) {
-            hb_ipu_t *me = &inst->host.hb.ipus[j->ipu_hostlocal[j->first_ipu + k]];
-            if (atomic_load(&me->state) != HB_IPU_FAILED)
-                atomic_store(&me->state, HB_IPU_EXITED);
+            gcl_hostbox_ipu_t *me = &inst->host.hb.ipus[j->ipu_hostlocal[j->first_ipu + k]];
+            if (atomic_load(&me->state) != GCL_IPU_FAILED)
+                atomic_store(&me->state, GCL_IPU_EXITED);
         }
     }
     /* Nobody may unmap the host box while a peer could still be reading from it. After a failure
@@ -286,16 +294,14 @@ gcl_status_t gcl_finalize(gcl_instance_t inst)
     if (inst->boot)
         inst->boot->failed = inst->run.failed;
     gcl_ctrl_stop(inst->ctrl);
-    gcl_transports_fini(inst);
+    gcl_transports_fini(&inst->fabric);
     gcl_shmem_unmap_peers(&inst->host.maps);
-    gcl_preempt_free(inst);
     gcl_sim_setup_t w = {&inst->params, &inst->pd, &inst->job, inst->phantom};
     gcl_sim_fini(&inst->sim, &w);
-    hb_unlink(&inst->host.hb);
-    hb_destroy(&inst->host.hb);
+    gcl_hostbox_unlink(&inst->host.hb);
+    gcl_hostbox_destroy(&inst->host.hb);
     if (inst->boot)
         inst->boot->destroy(inst->boot);
-    free(inst->run.ctxs);
     gcl_job_free(&inst->job);
     gcl_err_clear(&inst->err);
     free(inst);
@@ -311,12 +317,7 @@ const char *gcl_instance_error(gcl_instance_t inst)
 void gcl_instance_info(gcl_instance_t inst, gcl_job_info_t *out)
 {
     const gcl_job_t *j = &inst->job;
-    *out = (gcl_job_info_t){j->num_instances,
-                            j->instance_index,
-                            j->num_replicas,
-                            inst->pd.num_local_replicas,
-                            inst->pd.replica_offset,
-                            j->ipr,
-                            j->num_hosts,
-                            j->host_index};
+    *out = (gcl_job_info_t){
+        j->num_instances,        j->instance_index,   j->num_replicas, inst->pd.num_local_replicas,
+        inst->pd.replica_offset, j->ipus_per_replica, j->num_hosts,    j->host_index};
 }

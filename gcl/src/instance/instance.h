@@ -21,18 +21,9 @@
 #include "pod/pod.h"
 #include "transport/transport.h"
 
-/* What the IPU threads of one host share, and what proves they belong to one job. */
-typedef struct {
-    hostbox_t hb;
-    uint8_t token[16];    /* random per job, secret: proves a peer belongs to the job */
-    uint8_t nonce[8];     /* random per job, public: names the shared-memory segments */
-    int cma;              /* processes of a host may read and write each other's memory */
-    gcl_peer_maps_t maps; /* other processes' IPU memory mapped here */
-} gcl_host_t;
-
 /* The current gcl_run. */
 typedef struct {
-    struct gcl_ctx *ctxs;     /* [num_local_ipus] */
+    struct gcl_ctx *ctxs;     /* [num_local_ipus], run.c's */
     uint32_t gen;             /* gcl_run calls so far */
     atomic_int abort;         /* a local IPU failed in this gcl_run */
     atomic_int first_failure; /* local index of the IPU that failed first, or -1 */
@@ -49,9 +40,22 @@ struct gcl_instance {
     gcl_ctrl_t *ctrl; /* the control plane to other hosts, NULL on one host */
     gcl_sim_t sim;
     gcl_runstate_t run;
-    int phantom; /* buffers carry sizes, no data (GCL_SIM_PHANTOM, offline mode) */
+    int phantom;                 /* buffers carry sizes, no data (GCL_SIM_PHANTOM, offline mode) */
     struct gcl_preempt *preempt; /* where gcl_preempt_agree's IPU threads meet (preempt.c) */
     gcl_err_t err;
 };
+
+/* gcl_init's work: reads CONFIG and the environment, bootstraps with the other instances,
+ * learns the job's layout, sets up the host box, the transports, the simulated pod and the
+ * control plane. On failure every instance fails alike, *OUT stays NULL and gcl_init_error
+ * says why. */
+gcl_status_t gcl_instance_open(const gcl_config_t *config, struct gcl_instance **out);
+/* A failure after gcl_instance_open succeeded (WHY recorded with RC, if given): logged, kept
+ * for gcl_init_error, and the instance closed without waiting for its peers. */
+void gcl_instance_abandon(struct gcl_instance *inst, gcl_status_t rc, const char *why);
+/* gcl_finalize's work, once the IPU threads have ended and the API has freed what it owns:
+ * marks this instance's IPUs exited, waits for the other instances (unless a run failed), and
+ * frees everything. GCL_OK or GCL_ERR_MPI. */
+gcl_status_t gcl_instance_close(struct gcl_instance *inst);
 
 #endif /* GCL_INSTANCE_H */

@@ -1,5 +1,5 @@
-/* libgcl and signals: the dispositions its dependencies install and libgcl undoes (signals.c),
- * and the preemption flag and agreement of gcl/preempt.h (preempt.c). */
+/* libgcl and signals: the dispositions its dependencies install and libgcl undoes (signals.c).
+ * The preemption flag and agreement of gcl/preempt.h are preempt.c's. */
 #ifndef GCL_SIGNALS_H
 #define GCL_SIGNALS_H
 
@@ -7,9 +7,5 @@
  * handler belongs to a library known to call exit() from it (the PSM libraries of libfabric).
  * Runs from a constructor of libgcl; safe to call again. Returns how many it restored. */
 int gcl_signals_restore_defaults(void);
-
-struct gcl_instance;
-/* Frees the meeting state of gcl_preempt_agree (gcl_finalize). */
-void gcl_preempt_free(struct gcl_instance *inst);
 
 #endif /* GCL_SIGNALS_H */

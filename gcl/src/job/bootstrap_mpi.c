@@ -1,4 +1,5 @@
-/* The bootstrap of a poprun job: MPI on a private duplicate of MPI_COMM_WORLD. */
+/* The bootstrap of a poprun job: MPI on a private duplicate of MPI_COMM_WORLD. Declared in
+ * job/bootstrap.h. */
 #include "job/bootstrap.h"
 
 #include <mpi.h>

@@ -1,4 +1,4 @@
-/* The bootstrap of a one-instance job: every operation is local. */
+/* The bootstrap of a one-instance job: every operation is local. Declared in job/bootstrap.h. */
 #include "job/bootstrap.h"
 
 #include <stdlib.h>

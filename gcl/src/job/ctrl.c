@@ -70,7 +70,7 @@ typedef struct {
 
 struct gcl_ctrl {
     const gcl_job_t *job;
-    hostbox_t *hb;
+    gcl_hostbox_t *hb;
     uint8_t token[16];
     int fd;
     double beat_s, timeout_s;
@@ -113,7 +113,7 @@ static void head(gcl_ctrl_t *c, ctrl_msg_t *m, int kind)
 }
 
 /* IPU's record as the host box holds it; the latest call only when read consistently. */
-static void read_ipu(const hb_ipu_t *p, int ipu, ctrl_ipu_t *r)
+static void read_ipu(const gcl_hostbox_ipu_t *p, int ipu, ctrl_ipu_t *r)
 {
     memset(r, 0, sizeof *r);
     r->ipu = ipu;
@@ -206,7 +206,7 @@ static int record(gcl_ctrl_t *c, const ctrl_msg_t *m)
 static void ring_all(gcl_ctrl_t *c)
 {
     for (int i = 0; i < c->hb->num_ipus; i++) /* waiting threads look again */
-        hb_ring(c->hb, i);
+        gcl_hostbox_ring(c->hb, i);
 }
 
 static void receive(gcl_ctrl_t *c, const ctrl_msg_t *m)
@@ -310,7 +310,7 @@ static void ctrl_free(gcl_ctrl_t *c)
 }
 
 gcl_status_t gcl_ctrl_start(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
-                            hostbox_t *hb, const uint8_t token[16], gcl_ctrl_t **out,
+                            gcl_hostbox_t *hb, const uint8_t token[16], gcl_ctrl_t **out,
                             gcl_err_t *err)
 {
     *out = NULL;
@@ -405,14 +405,14 @@ int gcl_ctrl_peer_gone(gcl_ctrl_t *c, uint32_t run_gen, int ipu, char *why, size
     double silent = (double)(now_ns() - atomic_load(&p->heard_ns)) * 1e-9;
     if (state == FAILED)
         snprintf(why, len, "%s: its instance failed: %.300s", who, p->reason);
-    else if ((state == LEFT || l.state == HB_IPU_EXITED) && l.run_gen >= run_gen)
+    else if ((state == LEFT || l.state == GCL_IPU_EXITED) && l.run_gen >= run_gen)
         snprintf(why, len,
                  "%s returned from its program without making this call (its instance has "
                  "since left the job)",
                  who);
-    else if (state == LEFT || l.state == HB_IPU_EXITED)
+    else if (state == LEFT || l.state == GCL_IPU_EXITED)
         snprintf(why, len, "%s has left the job (its instance called gcl_finalize)", who);
-    else if (l.state == HB_IPU_FINISHED && l.run_gen >= run_gen)
+    else if (l.state == GCL_IPU_FINISHED && l.run_gen >= run_gen)
         snprintf(why, len, "%s returned from its program without making this call", who);
     else if (silent > c->timeout_s)
         snprintf(why, len,

@@ -32,7 +32,7 @@ typedef struct gcl_ctrl gcl_ctrl_t;
  * has one host (nothing to do), or a failure in ERR.
  */
 gcl_status_t gcl_ctrl_start(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
-                            hostbox_t *hb, const uint8_t token[16], gcl_ctrl_t **out,
+                            gcl_hostbox_t *hb, const uint8_t token[16], gcl_ctrl_t **out,
                             gcl_err_t *err);
 /* Tells the other hosts this instance is leaving (its IPUs exited), and stops. */
 void gcl_ctrl_stop(gcl_ctrl_t *c);

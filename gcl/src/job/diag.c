@@ -46,16 +46,16 @@ gcl_status_t gcl_diag_check_message(gcl_err_t *err, const gcl_job_t *j, int me_i
  * one, the cause, named with its own reason: its own reason would only quote the cause's, and a
  * quote of a quote is cut before it says anything.
  */
-static void describe_failed(const gcl_job_t *j, hostbox_t *hb, int ipu, char *why, size_t len)
+static void describe_failed(const gcl_job_t *j, gcl_hostbox_t *hb, int ipu, char *why, size_t len)
 {
     int hl = j->ipu_hostlocal[ipu];
-    hb_ipu_t *p = &hb->ipus[hl];
+    gcl_hostbox_ipu_t *p = &hb->ipus[hl];
     char who[160], cause[160];
     gcl_job_describe_ipu(j, ipu, who, sizeof who);
     for (int i = 0; p->after_other && i < hb->num_ipus; i++) {
-        hb_ipu_t *c = &hb->ipus[i];
+        gcl_hostbox_ipu_t *c = &hb->ipus[i];
         if (i == hl || c->pid != p->pid || c->global_ipu < 0 || c->global_ipu >= j->num_ipus ||
-            atomic_load(&c->state) != HB_IPU_FAILED || c->after_other ||
+            atomic_load(&c->state) != GCL_IPU_FAILED || c->after_other ||
             atomic_load(&c->run_gen) != atomic_load(&p->run_gen))
             continue;
         gcl_job_describe_ipu(j, c->global_ipu, cause, sizeof cause);
@@ -66,32 +66,32 @@ static void describe_failed(const gcl_job_t *j, hostbox_t *hb, int ipu, char *wh
     snprintf(why, len, "%s failed: %.300s", who, p->reason);
 }
 
-int gcl_diag_peer_gone(const gcl_job_t *j, hostbox_t *hb, uint32_t run_gen, int ipu, char *why,
+int gcl_diag_peer_gone(const gcl_job_t *j, gcl_hostbox_t *hb, uint32_t run_gen, int ipu, char *why,
                        size_t len)
 {
     int hl = j->ipu_hostlocal[ipu];
     if (hl < 0)
         return 0;
-    hb_ipu_t *p = &hb->ipus[hl];
+    gcl_hostbox_ipu_t *p = &hb->ipus[hl];
     uint32_t state = atomic_load(&p->state), gen = atomic_load(&p->run_gen);
     char who[160];
     gcl_job_describe_ipu(j, ipu, who, sizeof who);
-    if (state == HB_IPU_FAILED) {
+    if (state == GCL_IPU_FAILED) {
         describe_failed(j, hb, ipu, why, len);
         return 1;
     }
-    if (state == HB_IPU_EXITED && gen >= run_gen) { /* returned in this run, then left */
+    if (state == GCL_IPU_EXITED && gen >= run_gen) { /* returned in this run, then left */
         snprintf(why, len,
                  "%s returned from its program without making this call (its instance has "
                  "since left the job)",
                  who);
         return 1;
     }
-    if (state == HB_IPU_EXITED) {
+    if (state == GCL_IPU_EXITED) {
         snprintf(why, len, "%s has left the job (its instance called gcl_finalize)", who);
         return 1;
     }
-    if (state == HB_IPU_FINISHED && gen >= run_gen) {
+    if (state == GCL_IPU_FINISHED && gen >= run_gen) {
         snprintf(why, len, "%s returned from its program without making this call", who);
         return 1;
     }
@@ -106,7 +106,7 @@ int gcl_diag_member_failed(const gcl_call_view_t *v, char *why, size_t len)
 {
     for (int r = 0; r < v->n; r++) {
         int hl = v->job->ipu_hostlocal[v->ipus[r]];
-        if (r == v->rank || hl < 0 || atomic_load(&v->hb->ipus[hl].state) != HB_IPU_FAILED)
+        if (r == v->rank || hl < 0 || atomic_load(&v->hb->ipus[hl].state) != GCL_IPU_FAILED)
             continue;
         describe_failed(v->job, v->hb, v->ipus[r], why, len);
         return 1;
@@ -114,10 +114,10 @@ int gcl_diag_member_failed(const gcl_call_view_t *v, char *why, size_t len)
     return 0;
 }
 
-void gcl_diag_publish_call(hostbox_t *hb, int hl, uint64_t key0, const gcl_sig_t *sig)
+void gcl_diag_publish_call(gcl_hostbox_t *hb, int hl, uint64_t key0, const gcl_sig_t *sig)
 {
     /* Peers read the signature only while last_call holds the same key before and after. */
-    hb_ipu_t *me = &hb->ipus[hl];
+    gcl_hostbox_ipu_t *me = &hb->ipus[hl];
     uint64_t w[4];
     memcpy(w, sig, sizeof w);
     atomic_store_explicit(&me->last_call, 0, memory_order_relaxed);
@@ -127,9 +127,9 @@ void gcl_diag_publish_call(hostbox_t *hb, int hl, uint64_t key0, const gcl_sig_t
     atomic_store_explicit(&me->last_call, key0, memory_order_release);
 }
 
-void gcl_diag_life(hostbox_t *hb, int hl, gcl_peer_life_t *out)
+void gcl_diag_life(gcl_hostbox_t *hb, int hl, gcl_peer_life_t *out)
 {
-    hb_ipu_t *p = &hb->ipus[hl];
+    gcl_hostbox_ipu_t *p = &hb->ipus[hl];
     memset(out, 0, sizeof *out);
     out->state = atomic_load(&p->state);
     out->run_gen = atomic_load(&p->run_gen);
@@ -176,8 +176,8 @@ int gcl_diag_same_call_differs(const gcl_call_view_t *v, int ipu, const gcl_peer
 int gcl_diag_past(const gcl_call_view_t *v, int ipu, const gcl_peer_life_t *l, int timed_out,
                   char *why, size_t len)
 {
-    int finished = l->state == HB_IPU_FINISHED;
-    if (!(finished || (timed_out && l->state == HB_IPU_RUNNING)) || l->run_gen < v->run_gen ||
+    int finished = l->state == GCL_IPU_FINISHED;
+    if (!(finished || (timed_out && l->state == GCL_IPU_RUNNING)) || l->run_gen < v->run_gen ||
         !l->valid || (l->last_call >> 32) != (v->key0 >> 32) ||
         (uint32_t)l->last_call <= (uint32_t)v->key0)
         return 0;
@@ -199,7 +199,7 @@ int gcl_diag_past(const gcl_call_view_t *v, int ipu, const gcl_peer_life_t *l, i
 
 int gcl_diag_behind(const gcl_call_view_t *v, const gcl_peer_life_t *l)
 {
-    return l->state == HB_IPU_RUNNING && l->run_gen >= v->run_gen && l->valid &&
+    return l->state == GCL_IPU_RUNNING && l->run_gen >= v->run_gen && l->valid &&
            (l->last_call >> 32) == (v->key0 >> 32) && (uint32_t)l->last_call < (uint32_t)v->key0;
 }
 
@@ -227,7 +227,7 @@ int gcl_diag_went_past(const gcl_call_view_t *v, int ipu, int timed_out, char *w
  */
 int gcl_diag_find_mismatch(const gcl_call_view_t *v, int timed_out, char *why, size_t len)
 {
-    hostbox_t *hb = v->hb;
+    gcl_hostbox_t *hb = v->hb;
     int me = v->job->ipu_hostlocal[v->me_ipu];
     for (int r = 0; r < v->n; r++) {
         int ipu = v->ipus[r], hl = v->job->ipu_hostlocal[ipu];
@@ -237,8 +237,8 @@ int gcl_diag_find_mismatch(const gcl_call_view_t *v, int timed_out, char *why, s
         if (gcl_diag_same_call_differs(v, ipu, &l, why, len))
             return 1;
         for (int i = 0; i < hb->nslots; i++) {
-            hb_slot_t *s = hb_slot(hb, hl, me, i);
-            if (atomic_load_explicit(&s->state, memory_order_acquire) != HB_SLOT_FULL)
+            gcl_hostbox_slot_t *s = gcl_hostbox_slot(hb, hl, me, i);
+            if (atomic_load_explicit(&s->state, memory_order_acquire) != GCL_SLOT_FULL)
                 continue;
             gcl_sig_t theirs = s->sig;
             uint64_t key = s->key0;
@@ -288,7 +288,7 @@ void gcl_diag_absent(const gcl_call_view_t *v, char *buf, size_t len)
  * process of the host. The lock word is the holder's pid: a holder that died with it (kill -9
  * in the middle of the copy) is found out and the lock taken over, so nobody waits forever;
  * the text it was writing may then be cut short, which readers bound. */
-static void poison_lock(hb_ipu_t *p)
+static void poison_lock(gcl_hostbox_ipu_t *p)
 {
     uint32_t me = (uint32_t)getpid();
     for (unsigned spins = 0;; spins++) {
@@ -296,7 +296,7 @@ static void poison_lock(hb_ipu_t *p)
         if (atomic_compare_exchange_weak_explicit(&p->poison_lock, &holder, me,
                                                   memory_order_acquire, memory_order_relaxed))
             return;
-        if (spins % 1024 == 1023 && holder != 0 && hb_pid_gone((int32_t)holder) &&
+        if (spins % 1024 == 1023 && holder != 0 && gcl_hostbox_pid_gone((int32_t)holder) &&
             atomic_compare_exchange_strong(&p->poison_lock, &holder, me))
             return;
         if (spins > 64)
@@ -304,14 +304,14 @@ static void poison_lock(hb_ipu_t *p)
     }
 }
 
-static void poison_unlock(hb_ipu_t *p)
+static void poison_unlock(gcl_hostbox_ipu_t *p)
 {
     atomic_store_explicit(&p->poison_lock, 0, memory_order_release);
 }
 
-int gcl_diag_poisoned(hostbox_t *hb, int hl, uint64_t key0, gcl_err_t *err)
+int gcl_diag_poisoned(gcl_hostbox_t *hb, int hl, uint64_t key0, gcl_err_t *err)
 {
-    hb_ipu_t *me = &hb->ipus[hl];
+    gcl_hostbox_ipu_t *me = &hb->ipus[hl];
     uint64_t poison = atomic_load_explicit(&me->poison_key, memory_order_acquire);
     /* That call, or a later one of its communicator: a replica whose own part of the mismatched
      * call completed learns of it at its next call there. */
@@ -329,9 +329,9 @@ int gcl_diag_poisoned(hostbox_t *hb, int hl, uint64_t key0, gcl_err_t *err)
     return 1;
 }
 
-void gcl_diag_poison_ipu(hostbox_t *hb, int hl, uint64_t key0, const char *reason)
+void gcl_diag_poison_ipu(gcl_hostbox_t *hb, int hl, uint64_t key0, const char *reason)
 {
-    hb_ipu_t *p = &hb->ipus[hl];
+    gcl_hostbox_ipu_t *p = &hb->ipus[hl];
     /* The first reason for a call stays: the owner may be reading it. */
     if (atomic_load_explicit(&p->poison_key, memory_order_acquire) == key0)
         return;
@@ -341,7 +341,7 @@ void gcl_diag_poison_ipu(hostbox_t *hb, int hl, uint64_t key0, const char *reaso
         atomic_store_explicit(&p->poison_key, key0, memory_order_release);
     }
     poison_unlock(p);
-    hb_ring(hb, hl);
+    gcl_hostbox_ring(hb, hl);
 }
 
 void gcl_diag_poison_group(const gcl_call_view_t *v, const char *reason)

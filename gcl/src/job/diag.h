@@ -18,7 +18,7 @@
 /* One IPU's view of one call: who it is, the group's IPUs, and the call's key and signature. */
 typedef struct {
     const gcl_job_t *job;
-    hostbox_t *hb;
+    gcl_hostbox_t *hb;
     uint32_t run_gen; /* the instance's gcl_run generation */
     int me_ipu;       /* this IPU's global index */
     const int *ipus;  /* [n]: the group's global IPUs in rank order */
@@ -46,19 +46,19 @@ gcl_status_t gcl_diag_check_message(gcl_err_t *err, const gcl_job_t *j, int me_i
 /* Whether a member of V's group on this host failed (then the call can never complete, whoever
  * it waits on now): 1 and the first one with its reason in WHY. */
 int gcl_diag_member_failed(const gcl_call_view_t *v, char *why, size_t len);
-int gcl_diag_peer_gone(const gcl_job_t *j, hostbox_t *hb, uint32_t run_gen, int ipu, char *why,
+int gcl_diag_peer_gone(const gcl_job_t *j, gcl_hostbox_t *hb, uint32_t run_gen, int ipu, char *why,
                        size_t len);
 
 /* What an IPU's peers can see of it: its life and its latest call (valid when read whole). */
 typedef struct {
-    uint32_t state, run_gen; /* HB_IPU_*, and the gcl_run it is in */
+    uint32_t state, run_gen; /* GCL_IPU_*, and the gcl_run it is in */
     uint64_t last_call;      /* key0 of the latest collective it entered */
     gcl_sig_t sig;           /* that call's signature */
     int valid;
 } gcl_peer_life_t;
 
 /* The life of the IPU at host-box index HL, as its host box shows it. */
-void gcl_diag_life(hostbox_t *hb, int hl, gcl_peer_life_t *out);
+void gcl_diag_life(gcl_hostbox_t *hb, int hl, gcl_peer_life_t *out);
 /* Proofs from a peer's life (L, of global IPU IPU), wherever it was learnt: its latest call is
  * this one, or an earlier one of the communicator that this IPU remembers, made another way; it
  * went past this call (see diag.c); it is still in an earlier call of the communicator. The
@@ -70,7 +70,7 @@ int gcl_diag_past(const gcl_call_view_t *v, int ipu, const gcl_peer_life_t *l, i
 int gcl_diag_behind(const gcl_call_view_t *v, const gcl_peer_life_t *l);
 
 /* Publishes that this IPU (host-box index HL) entered call KEY0 with signature SIG. */
-void gcl_diag_publish_call(hostbox_t *hb, int hl, uint64_t key0, const gcl_sig_t *sig);
+void gcl_diag_publish_call(gcl_hostbox_t *hb, int hl, uint64_t key0, const gcl_sig_t *sig);
 
 /* A proof that the call is mismatched, from what local peers published or left unclaimed in
  * this IPU's slots; with TIMED_OUT also a peer that went past the call. 1 and a sentence. */
@@ -84,11 +84,11 @@ void gcl_diag_absent(const gcl_call_view_t *v, char *buf, size_t len);
 
 /* Whether a peer marked call KEY0 (or an earlier one of its communicator) of this IPU
  * (host-box index HL) as mismatched; then ERR gets the reason and 1 is returned. */
-int gcl_diag_poisoned(hostbox_t *hb, int hl, uint64_t key0, gcl_err_t *err);
+int gcl_diag_poisoned(gcl_hostbox_t *hb, int hl, uint64_t key0, gcl_err_t *err);
 /* Marks call KEY0 as mismatched, with REASON, for every other local member of the group. */
 void gcl_diag_poison_group(const gcl_call_view_t *v, const char *reason);
 /* Marks call KEY0 as mismatched, with REASON, for the IPU at host-box index HL (the first
  * reason stays), and wakes it. */
-void gcl_diag_poison_ipu(hostbox_t *hb, int hl, uint64_t key0, const char *reason);
+void gcl_diag_poison_ipu(gcl_hostbox_t *hb, int hl, uint64_t key0, const char *reason);
 
 #endif /* GCL_DIAG_H */

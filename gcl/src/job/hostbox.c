@@ -4,49 +4,48 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include "base/fault.h"
 
-#define HB_MAGIC 0x31584f424c434721ull /* "!GCLBOX1" */
+#define GCL_HOSTBOX_MAGIC 0x31584f424c434721ull /* "!GCLBOX1" */
 
 static size_t round_up(size_t x, size_t a)
 {
     return (x + a - 1) / a * a;
 }
 
-static void layout(hb_header_t *h, int num_ipus, const hb_sizes_t *z, int shared)
+static void layout(gcl_hostbox_header_t *h, int num_ipus, const gcl_hostbox_sizes_t *z, int shared)
 {
     size_t n = (size_t)num_ipus;
     size_t chunks = shared ? (size_t)z->chunks : 0, direct = shared ? z->direct_bytes : 0;
-    h->magic = HB_MAGIC;
+    h->magic = GCL_HOSTBOX_MAGIC;
     h->num_ipus = (uint32_t)num_ipus;
     h->slots = (uint32_t)z->slots;
     h->chunks = (uint32_t)chunks;
     h->chunk_bytes = z->chunk_bytes;
     h->direct_bytes = direct;
     h->off_ipus = 4096;
-    h->off_slots = round_up(h->off_ipus + n * sizeof(hb_ipu_t), 4096);
-    h->off_pool = round_up(h->off_slots + n * n * (size_t)z->slots * sizeof(hb_slot_t), 4096);
+    h->off_slots = round_up(h->off_ipus + n * sizeof(gcl_hostbox_ipu_t), 4096);
+    h->off_pool =
+        round_up(h->off_slots + n * n * (size_t)z->slots * sizeof(gcl_hostbox_slot_t), 4096);
     h->off_direct = round_up(h->off_pool + n * chunks * z->chunk_bytes, 4096);
     h->total_bytes = round_up(h->off_direct + n * 2 * direct, 4096);
 }
 
-static void bind(hostbox_t *hb, void *base, size_t size)
+static void bind(gcl_hostbox_t *hb, void *base, size_t size)
 {
-    const hb_header_t *h = base;
+    const gcl_hostbox_header_t *h = base;
     hb->base = base;
     hb->size = size;
-    hb->ipus = (hb_ipu_t *)((char *)base + h->off_ipus);
-    hb->slots = (hb_slot_t *)((char *)base + h->off_slots);
+    hb->ipus = (gcl_hostbox_ipu_t *)((char *)base + h->off_ipus);
+    hb->slots = (gcl_hostbox_slot_t *)((char *)base + h->off_slots);
     hb->pool = (char *)base + h->off_pool;
     hb->direct = (char *)base + h->off_direct;
     hb->num_ipus = (int)h->num_ipus;
@@ -56,9 +55,9 @@ static void bind(hostbox_t *hb, void *base, size_t size)
     hb->direct_bytes = h->direct_bytes;
 }
 
-static void init_contents(hostbox_t *hb, const uint8_t token[16])
+static void init_contents(gcl_hostbox_t *hb, const uint8_t token[16])
 {
-    memcpy(((hb_header_t *)hb->base)->token, token, 16);
+    memcpy(((gcl_hostbox_header_t *)hb->base)->token, token, 16);
     uint64_t all = hb->nchunks >= 64 ? ~0ull : (1ull << hb->nchunks) - 1;
     for (int i = 0; i < hb->num_ipus; i++) {
         atomic_init(&hb->ipus[i].free_chunks, all);
@@ -69,10 +68,10 @@ static void init_contents(hostbox_t *hb, const uint8_t token[16])
     /* Slots start FREE (zero) because new memory is zero. */
 }
 
-/* The named segment's window, from its creation to hb_unlink: a job torn down meanwhile (mpirun
- * ends the instances when one fails in gcl_init, with SIGTERM before SIGKILL) must not leave the
- * name behind. SIGTERM, SIGINT and SIGHUP, where they would end the process, unlink it first. One
- * segment per process is guarded: only an instance that leads a host creates one. */
+/* The named segment's window, from its creation to gcl_hostbox_unlink: a job torn down meanwhile
+ * (mpirun ends the instances when one fails in gcl_init, with SIGTERM before SIGKILL) must not
+ * leave the name behind. SIGTERM, SIGINT and SIGHUP, where they would end the process, unlink it
+ * first. One segment per process is guarded: only an instance that leads a host creates one. */
 static const int guard_sigs[] = {SIGTERM, SIGINT, SIGHUP};
 enum { GUARD_SIGS = sizeof guard_sigs / sizeof guard_sigs[0] };
 static char guard_path[96];
@@ -129,11 +128,12 @@ static void unguard_name(void)
     guard_path[0] = '\0';
 }
 
-gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16], int num_ipus,
-                       const hb_sizes_t *sizes, char *err, size_t len)
+gcl_status_t gcl_hostbox_create(gcl_hostbox_t *hb, const char *name, const uint8_t token[16],
+                                int num_ipus, const gcl_hostbox_sizes_t *sizes, char *err,
+                                size_t len)
 {
     memset(hb, 0, sizeof *hb);
-    hb_header_t h;
+    gcl_hostbox_header_t h;
     memset(&h, 0, sizeof h);
     layout(&h, num_ipus, sizes, name != NULL);
     void *base;
@@ -177,8 +177,8 @@ gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16],
     return GCL_OK;
 }
 
-gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16], char *err,
-                       size_t len)
+gcl_status_t gcl_hostbox_attach(gcl_hostbox_t *hb, const char *name, const uint8_t token[16],
+                                char *err, size_t len)
 {
     memset(hb, 0, sizeof *hb);
     int fd = gcl_shm_open(name, O_RDWR, 0);
@@ -187,10 +187,10 @@ gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16],
         return GCL_ERR_SYSTEM;
     }
     struct stat st;
-    hb_header_t h;
+    gcl_hostbox_header_t h;
     if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0 ||
         (size_t)st.st_size < sizeof h || pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
-        h.magic != HB_MAGIC || memcmp(h.token, token, 16) != 0 ||
+        h.magic != GCL_HOSTBOX_MAGIC || memcmp(h.token, token, 16) != 0 ||
         h.total_bytes != (uint64_t)st.st_size) {
         snprintf(err, len, "shared memory %s is not this job's segment (owner, mode or token)",
                  name);
@@ -208,7 +208,7 @@ gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16],
     return GCL_OK;
 }
 
-void hb_unlink(hostbox_t *hb)
+void gcl_hostbox_unlink(gcl_hostbox_t *hb)
 {
     if (hb->name[0] && !hb->unlinked) {
         shm_unlink(hb->name);
@@ -217,94 +217,87 @@ void hb_unlink(hostbox_t *hb)
     hb->unlinked = 1;
 }
 
-void hb_destroy(hostbox_t *hb)
+void gcl_hostbox_destroy(gcl_hostbox_t *hb)
 {
     if (hb->base)
         munmap(hb->base, hb->size);
     memset(hb, 0, sizeof *hb);
 }
 
-void hb_ring(hostbox_t *hb, int ipu)
-{
-    hb_ipu_t *p = &hb->ipus[ipu];
-    atomic_fetch_add(&p->doorbell, 1);
-    if (atomic_load(&p->sleeping))
-        syscall(SYS_futex, &p->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-int hb_free_slot(const hostbox_t *hb, int src, int dst)
+int gcl_hostbox_free_slot(const gcl_hostbox_t *hb, int src, int dst)
 {
     for (int i = 0; i < hb->nslots; i++)
-        if (atomic_load_explicit(&hb_slot(hb, src, dst, i)->state, memory_order_acquire) ==
-            HB_SLOT_FREE)
+        if (atomic_load_explicit(&gcl_hostbox_slot(hb, src, dst, i)->state, memory_order_acquire) ==
+            GCL_SLOT_FREE)
             return i;
     return -1;
 }
 
-int hb_claim_slot(const hostbox_t *hb, int src, int dst, uint64_t key0, uint64_t key1)
+int gcl_hostbox_claim_slot(const gcl_hostbox_t *hb, int src, int dst, uint64_t key0, uint64_t key1)
 {
     for (int i = 0; i < hb->nslots; i++) {
-        hb_slot_t *s = hb_slot(hb, src, dst, i);
-        if (atomic_load_explicit(&s->state, memory_order_acquire) != HB_SLOT_FULL ||
+        gcl_hostbox_slot_t *s = gcl_hostbox_slot(hb, src, dst, i);
+        if (atomic_load_explicit(&s->state, memory_order_acquire) != GCL_SLOT_FULL ||
             s->key0 != key0 || s->key1 != key1)
             continue;
-        uint32_t full = HB_SLOT_FULL;
-        if (atomic_compare_exchange_strong(&s->state, &full, HB_SLOT_BUSY))
+        uint32_t full = GCL_SLOT_FULL;
+        if (atomic_compare_exchange_strong(&s->state, &full, GCL_SLOT_BUSY))
             return i;
     }
     return -1;
 }
 
-int hb_has_message(const hostbox_t *hb, int src, int dst, uint64_t key0)
+int gcl_hostbox_has_message(const gcl_hostbox_t *hb, int src, int dst, uint64_t key0)
 {
     for (int i = 0; i < hb->nslots; i++) {
-        hb_slot_t *s = hb_slot(hb, src, dst, i);
+        gcl_hostbox_slot_t *s = gcl_hostbox_slot(hb, src, dst, i);
         uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
-        if ((state == HB_SLOT_FULL || state == HB_SLOT_BUSY) && s->key0 == key0)
+        if ((state == GCL_SLOT_FULL || state == GCL_SLOT_BUSY) && s->key0 == key0)
             return 1;
     }
     return 0;
 }
 
-void hb_release_slot(hostbox_t *hb, int src, int dst, int slot)
+void gcl_hostbox_release_slot(gcl_hostbox_t *hb, int src, int dst, int slot)
 {
-    atomic_store_explicit(&hb_slot(hb, src, dst, slot)->state, HB_SLOT_FREE, memory_order_release);
-    hb_ring(hb, src);
-}
-
-void hb_reject_slot(hostbox_t *hb, int src, int dst, int slot)
-{
-    atomic_store_explicit(&hb_slot(hb, src, dst, slot)->state, HB_SLOT_REJECTED,
+    atomic_store_explicit(&gcl_hostbox_slot(hb, src, dst, slot)->state, GCL_SLOT_FREE,
                           memory_order_release);
-    hb_ring(hb, src);
+    gcl_hostbox_ring(hb, src);
 }
 
-int hb_pid_gone(int32_t pid)
+void gcl_hostbox_reject_slot(gcl_hostbox_t *hb, int src, int dst, int slot)
+{
+    atomic_store_explicit(&gcl_hostbox_slot(hb, src, dst, slot)->state, GCL_SLOT_REJECTED,
+                          memory_order_release);
+    gcl_hostbox_ring(hb, src);
+}
+
+int gcl_hostbox_pid_gone(int32_t pid)
 {
     return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-int hb_retract_slot(hostbox_t *hb, int src, int dst, int slot)
+int gcl_hostbox_retract_slot(gcl_hostbox_t *hb, int src, int dst, int slot)
 {
-    hb_slot_t *s = hb_slot(hb, src, dst, slot);
-    uint32_t full = HB_SLOT_FULL, rejected = HB_SLOT_REJECTED;
-    if (atomic_compare_exchange_strong(&s->state, &full, HB_SLOT_FREE) ||
-        atomic_compare_exchange_strong(&s->state, &rejected, HB_SLOT_FREE))
+    gcl_hostbox_slot_t *s = gcl_hostbox_slot(hb, src, dst, slot);
+    uint32_t full = GCL_SLOT_FULL, rejected = GCL_SLOT_REJECTED;
+    if (atomic_compare_exchange_strong(&s->state, &full, GCL_SLOT_FREE) ||
+        atomic_compare_exchange_strong(&s->state, &rejected, GCL_SLOT_FREE))
         return 1;
     /* A receiver is copying out of it right now; it finishes in a bounded time, unless its
      * process died in the middle: then nobody will touch the slot again. */
-    for (unsigned spins = 1; atomic_load_explicit(&s->state, memory_order_acquire) == HB_SLOT_BUSY;
+    for (unsigned spins = 1; atomic_load_explicit(&s->state, memory_order_acquire) == GCL_SLOT_BUSY;
          spins++) {
-        if (spins % 1024 == 0 && hb_pid_gone(hb->ipus[dst].pid))
+        if (spins % 1024 == 0 && gcl_hostbox_pid_gone(hb->ipus[dst].pid))
             return 0;
         sched_yield();
     }
     /* It may have rejected the message meanwhile: then it is still ours to free. */
-    rejected = HB_SLOT_REJECTED;
-    return atomic_compare_exchange_strong(&s->state, &rejected, HB_SLOT_FREE);
+    rejected = GCL_SLOT_REJECTED;
+    return atomic_compare_exchange_strong(&s->state, &rejected, GCL_SLOT_FREE);
 }
 
-uint32_t hb_take_chunk(hostbox_t *hb, int ipu)
+uint32_t gcl_hostbox_take_chunk(gcl_hostbox_t *hb, int ipu)
 {
     _Atomic uint64_t *mask = &hb->ipus[ipu].free_chunks;
     uint64_t m = atomic_load(mask);
@@ -313,10 +306,10 @@ uint32_t hb_take_chunk(hostbox_t *hb, int ipu)
         if (atomic_compare_exchange_weak(mask, &m, m & ~(1ull << i)))
             return i;
     }
-    return HB_NO_BUF;
+    return GCL_HOSTBOX_NO_CHUNK;
 }
 
-void hb_give_chunk(hostbox_t *hb, int ipu, uint32_t chunk)
+void gcl_hostbox_give_chunk(gcl_hostbox_t *hb, int ipu, uint32_t chunk)
 {
     atomic_fetch_or(&hb->ipus[ipu].free_chunks, 1ull << chunk);
 }

@@ -8,7 +8,7 @@
  * out of it; "shm" (another process) copies pieces into the sender's staging chunks and the
  * receiver reduces out of those.
  *
- * Layout: header | one hb_ipu_t per IPU of the host | slots | staging chunks.
+ * Layout: header | one gcl_hostbox_ipu_t per IPU of the host | slots | staging chunks.
  * Slots: for each ordered pair (src, dst) of host IPUs, SLOTS message slots. The sender fills a
  * FREE slot and publishes it (state FULL, release); the receiver finds it by key, consumes it and
  * frees it (state FREE, release). Each side rings the other's doorbell, a futex word on which an
@@ -23,29 +23,30 @@
 #include <stdint.h>
 
 #include "gcl/status.h"
-#include "job/shmem.h"
 #include "base/signature.h"
+#include "base/wait.h"
+#include "job/shmem.h"
 
 /* A slot is FREE, FULL (posted by the sender), BUSY (claimed by the receiver, which is
  * reading it; the sender may retract a FULL slot, never a BUSY one), or REJECTED (the receiver
  * found the message mismatched: the send must not complete as if it had been taken; its sender
  * fails with the receiver's mark and frees the slot when it retracts it). */
-enum { HB_SLOT_FREE = 0, HB_SLOT_FULL = 1, HB_SLOT_BUSY = 2, HB_SLOT_REJECTED = 3 };
+enum { GCL_SLOT_FREE = 0, GCL_SLOT_FULL = 1, GCL_SLOT_BUSY = 2, GCL_SLOT_REJECTED = 3 };
 
 /* Life of an IPU thread, as its peers see it. */
 enum {
-    HB_IPU_IDLE = 0,     /* not in gcl_run */
-    HB_IPU_RUNNING = 1,  /* running the program of run generation run_gen */
-    HB_IPU_FINISHED = 2, /* returned from the program of run generation run_gen */
-    HB_IPU_FAILED = 3,   /* its program or instance failed */
-    HB_IPU_EXITED = 4,   /* its instance called gcl_finalize */
+    GCL_IPU_IDLE = 0,     /* not in gcl_run */
+    GCL_IPU_RUNNING = 1,  /* running the program of run generation run_gen */
+    GCL_IPU_FINISHED = 2, /* returned from the program of run generation run_gen */
+    GCL_IPU_FAILED = 3,   /* its program or instance failed */
+    GCL_IPU_EXITED = 4,   /* its instance called gcl_finalize */
 };
 
-#define HB_NO_BUF 0xffffffffu
+#define GCL_HOSTBOX_NO_CHUNK 0xffffffffu
 
 typedef struct {
     alignas(64) _Atomic uint32_t state;
-    uint32_t buf;      /* staging chunk index in the sender's pool, or HB_NO_BUF */
+    uint32_t buf;      /* staging chunk index in the sender's pool, or GCL_HOSTBOX_NO_CHUNK */
     uint64_t key0;     /* communicator key << 32 | collective sequence */
     uint64_t key1;     /* message index << 32 | piece index */
     uint64_t offset;   /* bytes of the message before this piece */
@@ -55,13 +56,12 @@ typedef struct {
     uint64_t sim_send; /* simulated: the sender's clock at the send */
     uint64_t sim_time; /* simulated: when the message arrives */
     gcl_sig_t sig;
-} hb_slot_t;
+} gcl_hostbox_slot_t;
 
 typedef struct {
-    alignas(64) _Atomic uint32_t doorbell;
-    _Atomic uint32_t sleeping;
+    gcl_doorbell_t bell;
     alignas(64) _Atomic uint64_t free_chunks; /* bit i set: staging chunk i is free */
-    alignas(64) _Atomic uint32_t state;       /* HB_IPU_* */
+    alignas(64) _Atomic uint32_t state;       /* GCL_IPU_* */
     _Atomic uint32_t run_gen;
     int32_t pid, instance, global_ipu;
     _Atomic uint64_t last_call;   /* key0 of the last collective it entered (0: none yet) */
@@ -85,7 +85,7 @@ typedef struct {
      * failure): peers then name that IPU, the cause, rather than quote a quote of it. Written
      * before state. */
     int32_t after_other;
-} hb_ipu_t;
+} gcl_hostbox_ipu_t;
 
 typedef struct {
     uint64_t magic;
@@ -93,7 +93,7 @@ typedef struct {
     uint32_t num_ipus, slots, chunks;
     uint64_t chunk_bytes, direct_bytes;
     uint64_t off_ipus, off_slots, off_pool, off_direct, total_bytes;
-} hb_header_t;
+} gcl_hostbox_header_t;
 
 /* How big the parts of a host box are. */
 typedef struct {
@@ -101,74 +101,87 @@ typedef struct {
     int chunks;          /* staging chunks per IPU (shared segments only) */
     size_t chunk_bytes;  /* bytes per staging chunk */
     size_t direct_bytes; /* per IPU, each of the two host-direct regions (shared segments only) */
-} hb_sizes_t;
+} gcl_hostbox_sizes_t;
 
 typedef struct {
     void *base;
     size_t size;
-    hb_ipu_t *ipus;
-    hb_slot_t *slots;
+    gcl_hostbox_ipu_t *ipus;
+    gcl_hostbox_slot_t *slots;
     char *pool;
     char *direct;
     int num_ipus, nslots, nchunks;
     size_t chunk_bytes, direct_bytes;
     char name[80]; /* the segment's name, "" for anonymous memory */
     int unlinked;
-} hostbox_t;
+} gcl_hostbox_t;
+
+/* What the IPU threads of one host share, and what proves they belong to one job. */
+typedef struct {
+    gcl_hostbox_t hb;
+    uint8_t token[16];    /* random per job, secret: proves a peer belongs to the job */
+    uint8_t nonce[8];     /* random per job, public: names the shared-memory segments */
+    int cma;              /* processes of a host may read and write each other's memory */
+    gcl_peer_maps_t maps; /* other processes' IPU memory mapped here */
+} gcl_host_t;
 
 /*
  * Creates the host box for NUM_IPUS IPUs: anonymous memory when NAME is NULL (no staging chunks
  * are needed then), else the shared-memory segment NAME, created exclusively with mode 0600.
  * Returns GCL_OK or GCL_ERR_SYSTEM / GCL_ERR_NO_HOST_MEMORY with a sentence in ERR.
  */
-gcl_status_t hb_create(hostbox_t *hb, const char *name, const uint8_t token[16], int num_ipus,
-                       const hb_sizes_t *sizes, char *err, size_t len);
+gcl_status_t gcl_hostbox_create(gcl_hostbox_t *hb, const char *name, const uint8_t token[16],
+                                int num_ipus, const gcl_hostbox_sizes_t *sizes, char *err,
+                                size_t len);
 /* Maps the segment NAME created by another instance of the job, checking the token. */
-gcl_status_t hb_attach(hostbox_t *hb, const char *name, const uint8_t token[16], char *err,
-                       size_t len);
+gcl_status_t gcl_hostbox_attach(gcl_hostbox_t *hb, const char *name, const uint8_t token[16],
+                                char *err, size_t len);
 /* Removes the segment's name (the memory lives on while mapped). Idempotent. */
-void hb_unlink(hostbox_t *hb);
-void hb_destroy(hostbox_t *hb);
+void gcl_hostbox_unlink(gcl_hostbox_t *hb);
+void gcl_hostbox_destroy(gcl_hostbox_t *hb);
 
-static inline hb_slot_t *hb_slot(const hostbox_t *hb, int src, int dst, int i)
+static inline gcl_hostbox_slot_t *gcl_hostbox_slot(const gcl_hostbox_t *hb, int src, int dst, int i)
 {
     return &hb->slots[((size_t)dst * (size_t)hb->num_ipus + (size_t)src) * (size_t)hb->nslots +
                       (size_t)i];
 }
 
-static inline char *hb_chunk(const hostbox_t *hb, int ipu, uint32_t chunk)
+static inline char *gcl_hostbox_chunk(const gcl_hostbox_t *hb, int ipu, uint32_t chunk)
 {
     return hb->pool + ((size_t)ipu * (size_t)hb->nchunks + chunk) * hb->chunk_bytes;
 }
 
 /* IPU's host-direct region WHICH (0: inputs, 1: results), direct_bytes long; NULL without. */
-static inline char *hb_direct(const hostbox_t *hb, int ipu, int which)
+static inline char *gcl_hostbox_direct(const gcl_hostbox_t *hb, int ipu, int which)
 {
     return hb->direct_bytes ? hb->direct + ((size_t)ipu * 2 + (size_t)which) * hb->direct_bytes
                             : NULL;
 }
 
 /* Wakes IPU's thread if it sleeps. */
-void hb_ring(hostbox_t *hb, int ipu);
+static inline void gcl_hostbox_ring(gcl_hostbox_t *hb, int ipu)
+{
+    gcl_doorbell_ring(&hb->ipus[ipu].bell);
+}
 /* Whether process PID is gone (a peer that died while it held something in the host box). */
-int hb_pid_gone(int32_t pid);
+int gcl_hostbox_pid_gone(int32_t pid);
 
 /* A FREE slot from SRC to DST, or -1 when all are in flight. */
-int hb_free_slot(const hostbox_t *hb, int src, int dst);
+int gcl_hostbox_free_slot(const gcl_hostbox_t *hb, int src, int dst);
 /* Claims (FULL -> BUSY) the slot from SRC to DST with these keys; returns it, or -1. */
-int hb_claim_slot(const hostbox_t *hb, int src, int dst, uint64_t key0, uint64_t key1);
+int gcl_hostbox_claim_slot(const gcl_hostbox_t *hb, int src, int dst, uint64_t key0, uint64_t key1);
 /* Whether SRC has posted anything to DST for the call KEY0 that DST has not taken yet. */
-int hb_has_message(const hostbox_t *hb, int src, int dst, uint64_t key0);
+int gcl_hostbox_has_message(const gcl_hostbox_t *hb, int src, int dst, uint64_t key0);
 /* Releases a claimed slot (BUSY -> FREE) and rings the sender SRC. */
-void hb_release_slot(hostbox_t *hb, int src, int dst, int slot);
+void gcl_hostbox_release_slot(gcl_hostbox_t *hb, int src, int dst, int slot);
 /* Rejects a claimed slot whose message was mismatched (BUSY -> REJECTED) and rings SRC. */
-void hb_reject_slot(hostbox_t *hb, int src, int dst, int slot);
+void gcl_hostbox_reject_slot(gcl_hostbox_t *hb, int src, int dst, int slot);
 /* Takes back a posted slot that nobody claimed (FULL -> FREE) or that its receiver rejected
  * (REJECTED -> FREE), waiting out a receiver that is reading it. Returns 1 if it was retracted,
  * 0 if the receiver had consumed it. */
-int hb_retract_slot(hostbox_t *hb, int src, int dst, int slot);
-/* Takes a free staging chunk of IPU, or returns HB_NO_BUF. */
-uint32_t hb_take_chunk(hostbox_t *hb, int ipu);
-void hb_give_chunk(hostbox_t *hb, int ipu, uint32_t chunk);
+int gcl_hostbox_retract_slot(gcl_hostbox_t *hb, int src, int dst, int slot);
+/* Takes a free staging chunk of IPU, or returns GCL_HOSTBOX_NO_CHUNK. */
+uint32_t gcl_hostbox_take_chunk(gcl_hostbox_t *hb, int ipu);
+void gcl_hostbox_give_chunk(gcl_hostbox_t *hb, int ipu, uint32_t chunk);
 
 #endif /* GCL_HOSTBOX_H */

@@ -25,20 +25,21 @@ static gcl_status_t check_peers(const gcl_job_t *j, gcl_err_t *err)
     int next = 0;
     for (int i = 0; i < j->num_instances; i++) {
         const gcl_peer_info_t *p = &j->peers[i], *me = &j->peers[j->instance_index];
-        if (j->from_mpirun && (p->num_local_replicas != me->num_local_replicas || p->ipr != j->ipr))
+        if (j->from_mpirun && (p->num_local_replicas != me->num_local_replicas ||
+                               p->ipus_per_replica != j->ipus_per_replica))
             return gcl_err_set(err, GCL_ERR_INVALID_ARGUMENT,
                                "mpirun's ranks disagree on the job: rank %d hosts %d replica(s) of "
                                "%d IPU(s), rank %d hosts %d of %d; every rank of a plain mpirun "
                                "job must ask for the same (gcl_config_t.num_replicas, "
                                "GCL_NUM_LOCAL_REPLICAS, GCL_IPUS_PER_REPLICA)",
-                               j->instance_index, me->num_local_replicas, j->ipr, i,
-                               p->num_local_replicas, p->ipr);
-        if (p->num_replicas != j->num_replicas || p->ipr != j->ipr)
+                               j->instance_index, me->num_local_replicas, j->ipus_per_replica, i,
+                               p->num_local_replicas, p->ipus_per_replica);
+        if (p->num_replicas != j->num_replicas || p->ipus_per_replica != j->ipus_per_replica)
             return gcl_err_set(err, GCL_ERR_INVALID_ARGUMENT,
                                "instances disagree on the job: instance %d has %d replicas of %d "
                                "IPUs, instance %d has %d of %d",
-                               j->instance_index, j->num_replicas, j->ipr, i, p->num_replicas,
-                               p->ipr);
+                               j->instance_index, j->num_replicas, j->ipus_per_replica, i,
+                               p->num_replicas, p->ipus_per_replica);
         if (p->replica_offset != next)
             return gcl_err_set(err, GCL_ERR_INVALID_ARGUMENT,
                                "instance %d's replicas start at %d, not %d: replicas must go to "
@@ -74,8 +75,8 @@ gcl_status_t gcl_job_map(gcl_job_t *j, gcl_err_t *err)
     for (int i = 0; i < n; i++) {
         const gcl_peer_info_t *p = &j->peers[i];
         int on_host = p->host == j->host_index;
-        for (int k = 0; k < p->num_local_replicas * j->ipr; k++) {
-            int ipu = p->replica_offset * j->ipr + k;
+        for (int k = 0; k < p->num_local_replicas * j->ipus_per_replica; k++) {
+            int ipu = p->replica_offset * j->ipus_per_replica + k;
             j->ipu_instance[ipu] = i;
             j->ipu_hostlocal[ipu] = on_host ? hl++ : -1;
         }
@@ -96,9 +97,9 @@ void gcl_job_describe_ipu(const gcl_job_t *j, int ipu, char *buf, size_t len)
 {
     int i = j->ipu_instance[ipu];
     const gcl_peer_info_t *p = &j->peers[i];
-    if (j->ipr > 1)
-        snprintf(buf, len, "replica %d IPU %d (instance %d on host %s, pid %d)", ipu / j->ipr,
-                 ipu % j->ipr, i, p->hostname, (int)p->pid);
+    if (j->ipus_per_replica > 1)
+        snprintf(buf, len, "replica %d IPU %d (instance %d on host %s, pid %d)",
+                 ipu / j->ipus_per_replica, ipu % j->ipus_per_replica, i, p->hostname, (int)p->pid);
     else
         snprintf(buf, len, "replica %d (instance %d on host %s, pid %d)", ipu, i, p->hostname,
                  (int)p->pid);

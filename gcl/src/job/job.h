@@ -15,14 +15,15 @@ typedef struct {
     int32_t pid;
     int32_t host; /* index into the job's hosts (filled in by gcl_job_map) */
     int32_t replica_offset, num_local_replicas;
-    int32_t num_replicas, ipr; /* as this instance read them, to check that all agree */
+    int32_t num_replicas,
+        ipus_per_replica; /* as this instance read them, to check that all agree */
     char hostname[64];
     char hostid[128]; /* hostname and network namespace: instances that can share memory */
 } gcl_peer_info_t;
 
 typedef struct {
     int num_instances, instance_index;
-    int num_replicas, ipr; /* replicas in the job, IPUs per replica */
+    int num_replicas, ipus_per_replica; /* replicas in the job, IPUs per replica */
     int num_ipus, num_local_ipus, first_ipu;
     int num_hosts, host_index;
     gcl_peer_info_t *peers; /* [num_instances] */
@@ -46,7 +47,7 @@ void gcl_job_describe_ipu(const gcl_job_t *j, int ipu, char *buf, size_t len);
 /* IPU's index within its own instance. */
 static inline int gcl_job_local_index(const gcl_job_t *j, int ipu)
 {
-    return ipu - j->peers[j->ipu_instance[ipu]].replica_offset * j->ipr;
+    return ipu - j->peers[j->ipu_instance[ipu]].replica_offset * j->ipus_per_replica;
 }
 
 /* The instances on this instance's host, and the first of them (*LEADER). */

@@ -201,3 +201,13 @@ gcl_status_t gcl_popdist_read(gcl_popdist_t *p, int def_replicas, int def_ipr, i
     p->topology = getenv(POPDIST_ENV_TOPOLOGY);
     return GCL_OK;
 }
+
+int gcl_popdist_guess_instance(void)
+{
+    if (popdist_is_set())
+        return popdist_instance_index();
+    const char *v = getenv("OMPI_COMM_WORLD_RANK");
+    if (!v)
+        v = getenv("PMI_RANK");
+    return v ? atoi(v) : 0;
+}

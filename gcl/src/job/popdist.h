@@ -22,4 +22,8 @@ typedef struct {
 gcl_status_t gcl_popdist_read(gcl_popdist_t *out, int def_replicas, int def_ipr, int mpi_world,
                               char *err, size_t len);
 
+/* The instance this process is, as gcl_popdist_read will find it without a config's
+ * mpi_world = -1: POPDIST_* first, then the MPI launcher's rank. Reads only the environment. */
+int gcl_popdist_guess_instance(void);
+
 #endif

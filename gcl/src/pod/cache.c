@@ -1,4 +1,4 @@
-/* The instance's caches around the choice layer; see simcache.h. */
+/* The instance's caches around the choice layer; see cache.h. */
 #include "pod/cache.h"
 
 #include <errno.h>

@@ -1,16 +1,17 @@
 /*
- * Charging layers, weight updates and the host feed to a simulated IPU's clock (gcl/sim.h): the
- * glue between a program's description of its work and sim/'s per-layer cost model. The pod's
- * cost constants are its topology's (sim_topology_cost()).
+ * Charging layers, weight updates, the host feed and transfers to a simulated IPU's clock: the
+ * glue between a program's description of its work (gcl/sim.h's layers) and sim/'s per-layer
+ * cost model. The pod's cost constants are its topology's (sim_topology_cost()). The public
+ * calls, which take an IPU context, are simapi.c's.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pod/layer.h"
+
 #include "base/fault.h"
-#include "pod/pod.h"
-#include "pod/model.h"
 
 static const sim_layer_type_t types[] = {
     [GCL_LAYER_MATMUL] = SIM_LAYER_MATMUL,       [GCL_LAYER_CONV] = SIM_LAYER_CONV,
@@ -82,8 +83,7 @@ void gcl_layer_from_sim(const sim_layer_t *l, gcl_layer_t *g)
     g->no_input_grad = !l->input_grad;
 }
 
-/* Advances the IPU's clock by C: compute, then the sync, then the exchange; one trace slice. */
-static void advance(gcl_sim_ipu_t *ipu, const sim_cost_t *c, const char *name)
+void gcl_pod_advance(gcl_sim_ipu_t *ipu, const sim_cost_t *c, const char *name)
 {
     sim_time_t start = ipu->stats.clock;
 
@@ -99,56 +99,31 @@ static const char *pass_name(sim_pass_t p)
     return p == SIM_PASS_BACKWARD ? "backward" : p == SIM_PASS_RECOMPUTE ? "recompute" : "forward";
 }
 
-void gcl_sim_advance(gcl_ctx_t ctx, const sim_cost_t *c, sim_layer_type_t type, sim_pass_t pass)
+void gcl_pod_advance_layer(gcl_sim_ipu_t *ipu, const sim_cost_t *c, sim_layer_type_t type,
+                           sim_pass_t pass)
 {
-    gcl_sim_ipu_t *ipu = gcl_sim_ctx_ipu(ctx);
     char label[64];
 
     label[0] = '\0';
     if (ipu->trace)
         snprintf(label, sizeof label, "%s %s", sim_layer_type_name(type), pass_name(pass));
-    advance(ipu, c, label);
+    gcl_pod_advance(ipu, c, label);
 }
 
-gcl_status_t gcl_sim_charge(gcl_ctx_t ctx, const sim_layer_t *l, sim_pass_t pass, uint64_t units,
-                            const char *name)
+int gcl_pod_charge_layer(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const sim_layer_t *l,
+                         sim_pass_t pass, uint64_t units, const char *name)
 {
-    gcl_sim_t *s = gcl_sim_of(gcl_sim_ctx_instance(ctx));
     char label[64];
     sim_cost_t c;
 
-    if (sim_layer_cost(sim_topology_cost(s->topo), s->dev, l, pass, units, &c) != 0) {
-        gcl_sim_ctx_error(ctx, "%s: cannot cost %llu units of this layer", l->name,
-                          (unsigned long long)units);
-        return GCL_ERR_INVALID_ARGUMENT;
-    }
+    if (sim_layer_cost(sim_topology_cost(s->topo), s->dev, l, pass, units, &c) != 0)
+        return -1;
     if (name == NULL) {
         snprintf(label, sizeof label, "%s %s", sim_layer_type_name(l->type), pass_name(pass));
         name = label;
     }
-    advance(gcl_sim_ctx_ipu(ctx), &c, name);
-    return GCL_OK;
-}
-
-gcl_status_t gcl_charge_layer(gcl_ctx_t ctx, const gcl_layer_t *layer, gcl_pass_t pass, long units)
-{
-    sim_layer_t l;
-    char why[256];
-
-    if (!ctx)
-        return GCL_ERR_INVALID_ARGUMENT;
-    if (!layer || units < 1 || units > (1L << 31) || (int)pass < 0 || pass > GCL_PASS_RECOMPUTE) {
-        gcl_sim_ctx_error(ctx, "gcl_charge_layer: %s",
-                          !layer                            ? "no layer"
-                          : units < 1 || units > (1L << 31) ? "units must be 1..2^31"
-                                                            : "unknown pass");
-        return GCL_ERR_INVALID_ARGUMENT;
-    }
-    if (gcl_layer_to_sim(layer, &l, why, sizeof why) != 0) {
-        gcl_sim_ctx_error(ctx, "gcl_charge_layer: %s", why);
-        return GCL_ERR_INVALID_ARGUMENT;
-    }
-    return gcl_sim_charge(ctx, &l, (sim_pass_t)pass, (uint64_t)units, layer->name);
+    gcl_pod_advance(ipu, &c, name);
+    return 0;
 }
 
 static uint32_t dtype_bytes(gcl_dtype_t t)
@@ -156,41 +131,27 @@ static uint32_t dtype_bytes(gcl_dtype_t t)
     return t == GCL_F32 ? 4 : 2;
 }
 
-gcl_status_t gcl_charge_update(gcl_ctx_t ctx, const gcl_update_t *u)
+int gcl_pod_charge_update(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_update_t *u)
 {
-    gcl_sim_t *s;
-    sim_update_t su;
+    sim_update_t su = {(sim_optimizer_t)u->optimizer,
+                       (uint64_t)u->params,
+                       (uint32_t)u->tensors,
+                       dtype_bytes(u->weight_type),
+                       dtype_bytes(u->grad_type),
+                       4,
+                       u->streaming != 0};
     sim_cost_t c;
 
-    if (!ctx)
-        return GCL_ERR_INVALID_ARGUMENT;
-    if (!u || !(u->params >= 0) || u->params > 1e15 || u->tensors < 0 || (int)u->optimizer < 0 ||
-        u->optimizer > GCL_OPTIM_LAMB) {
-        gcl_sim_ctx_error(ctx, "gcl_charge_update: no update, a negative count or an unknown "
-                               "optimizer");
-        return GCL_ERR_INVALID_ARGUMENT;
-    }
-    s = gcl_sim_of(gcl_sim_ctx_instance(ctx));
-    su = (sim_update_t){(sim_optimizer_t)u->optimizer,
-                        (uint64_t)u->params,
-                        (uint32_t)u->tensors,
-                        dtype_bytes(u->weight_type),
-                        dtype_bytes(u->grad_type),
-                        4,
-                        u->streaming != 0};
     if (sim_update_cost(sim_topology_cost(s->topo), s->dev, &su, &c) != 0)
-        return GCL_ERR_INVALID_ARGUMENT;
-    advance(gcl_sim_ctx_ipu(ctx), &c, "optimizer");
-    return GCL_OK;
+        return -1;
+    gcl_pod_advance(ipu, &c, "optimizer");
+    return 0;
 }
 
 /* The IPU's feed stream, set up from FEED at its first use. */
-static sim_feed_t *feed_of(gcl_ctx_t ctx, const gcl_sim_feed_t *feed)
+static sim_feed_t *feed_of(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_sim_feed_t *feed,
+                           int num_replicas, int num_ipus)
 {
-    gcl_sim_ipu_t *ipu = gcl_sim_ctx_ipu(ctx);
-    gcl_instance_t inst = gcl_ctx_instance(ctx);
-    gcl_sim_t *s = gcl_sim_of(inst);
-    gcl_job_info_t job;
     sim_cost_params_t cp;
     sim_feed_limit_t limit;
     double rate;
@@ -200,31 +161,21 @@ static sim_feed_t *feed_of(gcl_ctx_t ctx, const gcl_sim_feed_t *feed)
     ipu->feed = gcl_malloc(sizeof(*ipu->feed));
     if (!ipu->feed)
         return NULL;
-    gcl_instance_info(inst, &job);
     cp = *sim_topology_cost(s->topo);
     if (feed->host_servers > 0)
         cp.host_servers = feed->host_servers;
     rate = sim_feed_rate(&cp, (uint64_t)feed->samples_per_s, (uint64_t)feed->bytes_per_sample,
-                         job.num_replicas * job.ipus_per_replica, &limit);
-    sim_feed_init(ipu->feed, rate, job.num_replicas, cp.prefetch_depth);
+                         num_ipus, &limit);
+    sim_feed_init(ipu->feed, rate, num_replicas, cp.prefetch_depth);
     return ipu->feed;
 }
 
-gcl_status_t gcl_sim_feed(gcl_ctx_t ctx, const gcl_sim_feed_t *feed, long samples)
+gcl_status_t gcl_pod_feed(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_sim_feed_t *feed,
+                          long samples, int num_replicas, int num_ipus)
 {
-    gcl_sim_ipu_t *ipu;
-    sim_feed_t *f;
+    sim_feed_t *f = feed_of(s, ipu, feed, num_replicas, num_ipus);
     sim_time_t ready, start;
 
-    if (!ctx)
-        return GCL_ERR_INVALID_ARGUMENT;
-    if (!feed || samples < 1 || !(feed->samples_per_s >= 0) || !(feed->bytes_per_sample >= 0) ||
-        feed->samples_per_s > 1e15 || feed->bytes_per_sample > 1e15 || feed->host_servers < 0) {
-        gcl_sim_ctx_error(ctx, "gcl_sim_feed: no feed, samples < 1 or a negative rate");
-        return GCL_ERR_INVALID_ARGUMENT;
-    }
-    ipu = gcl_sim_ctx_ipu(ctx);
-    f = feed_of(ctx, feed);
     if (!f)
         return GCL_ERR_NO_HOST_MEMORY;
     start = ipu->stats.clock;
@@ -235,32 +186,17 @@ gcl_status_t gcl_sim_feed(gcl_ctx_t ctx, const gcl_sim_feed_t *feed, long sample
     return GCL_OK;
 }
 
-gcl_status_t gcl_charge_transfer(gcl_ctx_t ctx, int peer, size_t bytes)
+int gcl_pod_charge_transfer(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, int me, int dst, size_t bytes)
 {
-    gcl_sim_t *s;
-    gcl_sim_ipu_t *ipu;
-    gcl_job_info_t job;
     sim_route_t route;
-    int me, dst;
     sim_time_t start;
 
-    if (!ctx)
-        return GCL_ERR_INVALID_ARGUMENT;
-    gcl_instance_info(gcl_ctx_instance(ctx), &job);
-    me = gcl_ctx_global_ipu(ctx);
-    dst = gcl_ctx_replica(ctx) * job.ipus_per_replica + peer;
-    s = gcl_sim_of(gcl_sim_ctx_instance(ctx));
-    if (peer < 0 || peer >= job.ipus_per_replica || peer == gcl_ctx_ipu(ctx) ||
-        sim_topology_route(s->topo, me, dst, &route) != 0) {
-        gcl_sim_ctx_error(ctx, "gcl_charge_transfer: IPU %d is not another IPU of this replica",
-                          peer);
-        return GCL_ERR_INVALID_ARGUMENT;
-    }
-    ipu = gcl_sim_ctx_ipu(ctx);
+    if (sim_topology_route(s->topo, me, dst, &route) != 0)
+        return -1;
     start = ipu->stats.clock;
     sim_stats_advance(&ipu->stats, SIM_ACT_EXCHANGE, sim_xfer_time(bytes, route.bandwidth));
     if (ipu->trace && ipu->stats.clock > start)
         sim_trace_add(ipu->trace, "transfer", SIM_ACT_EXCHANGE, start, ipu->stats.clock - start,
                       bytes);
-    return GCL_OK;
+    return 0;
 }

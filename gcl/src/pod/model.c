@@ -1,16 +1,18 @@
 /*
  * Models, plans and the cost model's constants, for programs that simulate a described model
  * (gcl/sim.h; sim-step is one): thin handles over sim/'s models and plans, planned with the
- * instance's pod.
+ * instance's pod. The calls that take an instance or an IPU context are simapi.c's, over the
+ * gcl_pod_* calls here.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
-#include "pod/pod.h"
 #include "pod/model.h"
+
+#include "base/fault.h"
+#include "pod/layer.h"
 
 gcl_status_t gcl_sim_model_open(const char *model, int sequence_length, gcl_sim_model_t *out,
                                 char *err, size_t len)
@@ -134,19 +136,17 @@ static int resolve(const sim_model_t *m, const gcl_sim_plan_config_t *c, sim_pla
     return 0;
 }
 
-gcl_status_t gcl_sim_plan_create(gcl_instance_t inst, gcl_sim_model_t m,
+gcl_status_t gcl_pod_plan_create(const gcl_sim_t *s, gcl_sim_model_t m,
                                  const gcl_sim_plan_config_t *config, gcl_sim_plan_t *out,
                                  char *err, size_t len)
 {
     struct gcl_sim_plan *p;
     sim_plan_params_t params;
-    gcl_sim_t *s;
     int rc, over;
 
-    if (!inst || !m || !config || !out)
+    if (!m || !config || !out)
         return GCL_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    s = gcl_sim_of(inst);
     if (resolve(&m->m, config, &params, err, len) != 0)
         return GCL_ERR_INVALID_ARGUMENT;
     p = gcl_calloc(1, sizeof(*p));
@@ -240,12 +240,11 @@ gcl_status_t gcl_sim_plan_order(gcl_sim_plan_t p, int s, char *pass, int *micro)
     return GCL_OK;
 }
 
-gcl_status_t gcl_sim_charge_stage(gcl_ctx_t ctx, gcl_sim_plan_t p, int s, gcl_pass_t pass)
+gcl_status_t gcl_pod_charge_stage(gcl_sim_ipu_t *ipu, gcl_sim_plan_t p, int s, gcl_pass_t pass)
 {
     const sim_stage_t *st;
 
-    if (!ctx || !p || s < 0 || s >= p->plan.num_stages || (int)pass < 0 ||
-        pass > GCL_PASS_RECOMPUTE)
+    if (!p || s < 0 || s >= p->plan.num_stages || (int)pass < 0 || pass > GCL_PASS_RECOMPUTE)
         return GCL_ERR_INVALID_ARGUMENT;
     st = &p->plan.stages[s];
     for (uint32_t k = 0; k < st->last - st->first; k++) {
@@ -255,7 +254,7 @@ gcl_status_t gcl_sim_charge_stage(gcl_ctx_t ctx, gcl_sim_plan_t p, int s, gcl_pa
         const sim_cost_t *c =
             pass == GCL_PASS_BACKWARD ? &p->plan.layer_bwd[i] : &p->plan.layer_fwd[i];
 
-        gcl_sim_advance(ctx, c, p->m->layers[i].type, (sim_pass_t)pass);
+        gcl_pod_advance_layer(ipu, c, p->m->layers[i].type, (sim_pass_t)pass);
     }
     return GCL_OK;
 }
@@ -286,14 +285,14 @@ static double topology_value(const sim_topology_t *t, const char *key)
     return (double)p.gw_sync_latency / 1e3;
 }
 
-int gcl_sim_param(gcl_instance_t inst, int i, gcl_sim_param_t *out)
+int gcl_pod_param(const gcl_sim_t *s, int i, gcl_sim_param_t *out)
 {
     const sim_param_info_t *info = i >= 0 ? sim_param_get((size_t)i) : NULL;
     const sim_topology_t *t;
 
-    if (!inst || !out || !info)
+    if (!out || !info)
         return -1;
-    t = gcl_sim_of(inst)->topo;
+    t = s->topo;
     *out = (gcl_sim_param_t){info->key,
                              sim_param_kind_name(info->kind),
                              sim_param_unit_name(info->unit),

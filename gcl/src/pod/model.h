@@ -1,12 +1,12 @@
 /*
- * Inside the public model, plan and layer calls of gcl/sim.h (simlayer.c, simmodel.c): the
- * handles wrap sim/'s model and plan, and one charging path serves gcl_charge_layer, train and
- * sim-step alike.
+ * Inside the public model and plan calls of gcl/sim.h (model.c): the handles wrap sim/'s model
+ * and plan, and one charging path (layer.h) serves gcl_charge_layer, train and sim-step alike.
  */
-#ifndef GCL_SIMMODEL_H
-#define GCL_SIMMODEL_H
+#ifndef GCL_POD_MODEL_H
+#define GCL_POD_MODEL_H
 
 #include "gcl/sim.h"
+#include "pod/pod.h"
 #include "sim/sim.h"
 
 struct gcl_sim_model {
@@ -21,16 +21,11 @@ struct gcl_sim_plan {
 };
 
 /* LAYER in sim/'s terms. Returns 0, or -EINVAL with the reason in ERR. */
-int gcl_layer_to_sim(const gcl_layer_t *layer, sim_layer_t *out, char *err, size_t errlen);
-/* And back; the name points into L. */
-void gcl_layer_from_sim(const sim_layer_t *l, gcl_layer_t *out);
+/* gcl_sim_plan_create, gcl_sim_charge_stage and gcl_sim_param on pod S (or its IPU IPU). */
+gcl_status_t gcl_pod_plan_create(const gcl_sim_t *s, gcl_sim_model_t m,
+                                 const gcl_sim_plan_config_t *config, gcl_sim_plan_t *out,
+                                 char *err, size_t len);
+gcl_status_t gcl_pod_charge_stage(gcl_sim_ipu_t *ipu, gcl_sim_plan_t p, int s, gcl_pass_t pass);
+int gcl_pod_param(const gcl_sim_t *s, int i, gcl_sim_param_t *out);
 
-/* Charges PASS of L over UNITS units to CTX's clock, as the slice NAME (NULL: "TYPE PASS").
- * Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT (with the reason on CTX). */
-gcl_status_t gcl_sim_charge(gcl_ctx_t ctx, const sim_layer_t *l, sim_pass_t pass, uint64_t units,
-                            const char *name);
-
-/* Advances CTX's clock by cost C of a layer of TYPE in PASS (one trace slice "TYPE PASS"). */
-void gcl_sim_advance(gcl_ctx_t ctx, const sim_cost_t *c, sim_layer_type_t type, sim_pass_t pass);
-
-#endif /* GCL_SIMMODEL_H */
+#endif /* GCL_POD_MODEL_H */

@@ -1,4 +1,4 @@
-/* The simulated pod behind libgcl: setting it up, reports and traces; see simglue.h. */
+/* The simulated pod behind libgcl: setting it up, reports and traces; see pod.h. */
 #include "pod/pod.h"
 
 #include <errno.h>
@@ -33,8 +33,8 @@ static gcl_status_t open_topology(gcl_sim_t *s, const gcl_sim_setup_t *w, gcl_er
         return gcl_err_set(
             e, GCL_ERR_INVALID_ARGUMENT,
             "the job has %d IPUs (%d replicas x %d), but the simulated pod %s has %d",
-            w->job->num_ipus, w->job->num_replicas, w->job->ipr, sim_topology_name(s->topo),
-            sim_topology_num_ipus(s->topo));
+            w->job->num_ipus, w->job->num_replicas, w->job->ipus_per_replica,
+            sim_topology_name(s->topo), sim_topology_num_ipus(s->topo));
     }
     s->dev = sim_topology_device(s->topo);
     return GCL_OK;

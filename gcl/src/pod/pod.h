@@ -3,8 +3,8 @@
  * simulated SRAM and trace. Collectives charge time through the engines (simtime.c); programs
  * charge compute and allocate memory through gcl/sim.h.
  */
-#ifndef GCL_SIMGLUE_H
-#define GCL_SIMGLUE_H
+#ifndef GCL_POD_H
+#define GCL_POD_H
 
 #include <stdatomic.h>
 
@@ -15,8 +15,6 @@
 #include "job/popdist.h"
 #include "sim/sim.h"
 
-struct gcl_instance;
-struct gcl_ctx;
 struct gcl_simcache;
 
 typedef struct {
@@ -32,7 +30,7 @@ typedef struct {
     sim_trace_t *trace; /* NULL unless GCL_SIM_TRACE is set */
     gcl_sim_alloc_t *allocs;
     int nallocs, cap;
-    sim_feed_t *feed; /* the host data feed of this IPU, from its first gcl_sim_feed (simlayer.c) */
+    sim_feed_t *feed; /* the host data feed of this IPU, from its first gcl_sim_feed (layer.c) */
 } gcl_sim_ipu_t;
 
 typedef struct {
@@ -44,7 +42,7 @@ typedef struct {
     char *phantom_base;
     size_t phantom_size;
     _Atomic size_t phantom_next;
-    struct gcl_simcache *cache; /* call shapes, choices and replays (simcache.c) */
+    struct gcl_simcache *cache; /* call shapes, choices and replays (cache.c) */
 } gcl_sim_t;
 
 /* Whether P is a phantom allocation (holds no data). */
@@ -68,13 +66,4 @@ gcl_status_t gcl_sim_init(gcl_sim_t *s, const gcl_sim_setup_t *w, gcl_err_t *e);
 /* Writes GCL_SIM_REPORT and GCL_SIM_TRACE, then frees everything. */
 void gcl_sim_fini(gcl_sim_t *s, const gcl_sim_setup_t *w);
 
-/* For simlayer.c and simmodel.c, which see the simulated pod only through these: CTX's IPU,
- * the instance's pod, and recording a one-line error on CTX (gcl_ctx_last_error). */
-gcl_sim_ipu_t *gcl_sim_ctx_ipu(struct gcl_ctx *ctx);
-gcl_sim_t *gcl_sim_of(struct gcl_instance *inst);
-struct gcl_instance *gcl_sim_ctx_instance(struct gcl_ctx *ctx);
-void gcl_sim_ctx_error(struct gcl_ctx *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-
-#endif /* GCL_SIMGLUE_H */
+#endif /* GCL_POD_H */

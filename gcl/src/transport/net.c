@@ -1,5 +1,6 @@
 /*
- * The transports between hosts: mpi and ofi, one protocol over either network backend (net.h).
+ * The transports between hosts: mpi and ofi, one protocol over either network backend
+ * (backend.h). Declared in transport/transport.h (gcl_transport_mpi, gcl_transport_ofi).
  * A message is a header (its keys, signature, size and simulated times), then pieces of at most
  * the backend's chunk size. The receiver checks the header, then copies pieces straight into
  * place, or receives them into two scratch pieces and reduces one while the next arrives.
@@ -9,7 +10,7 @@
 
 #include "base/fault.h"
 #include "base/log.h"
-#include "transport/net.h"
+#include "transport/backend.h"
 #include "transport/transport.h"
 #include "transport/wire.h"
 

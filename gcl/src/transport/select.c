@@ -1,4 +1,5 @@
-/* The table of transports, in order of preference, and the choice of one per peer. */
+/* The table of transports, in order of preference, and the choice of one per peer. Declared in
+ * transport/transport.h. */
 #include "transport/transport.h"
 
 static const gcl_transport_t *const table[] = {

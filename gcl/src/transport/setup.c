@@ -1,4 +1,4 @@
-/* Setting up the transports; see transport_init.h. */
+/* Setting up the transports; see setup.h. */
 #include "transport/setup.h"
 
 #include <stdio.h>
@@ -9,57 +9,55 @@
 #include "base/log.h"
 
 /* All or none: an instance that cannot talk ofi means nobody does. */
-static int everyone(struct gcl_instance *inst, int ok)
+static int everyone(const gcl_job_t *j, gcl_boot_t *boot, int ok)
 {
-    int *votes = gcl_calloc((size_t)inst->job.num_instances, sizeof(int)), all = 0;
-    if (votes && inst->boot->allgather(inst->boot, &ok, votes, sizeof ok) == GCL_OK) {
+    int *votes = gcl_calloc((size_t)j->num_instances, sizeof(int)), all = 0;
+    if (votes && boot->allgather(boot, &ok, votes, sizeof ok) == GCL_OK) {
         all = 1;
-        for (int i = 0; i < inst->job.num_instances; i++)
+        for (int i = 0; i < j->num_instances; i++)
             all &= votes[i];
     }
     free(votes);
     return all;
 }
 
-static gcl_status_t start_ofi(struct gcl_instance *inst, const char *forced)
+static gcl_status_t start_ofi(const gcl_transport_setup_t *w, const char *forced)
 {
     char why[256] = "";
     gcl_net_t *ofi = NULL;
-    gcl_status_t rc =
-        gcl_net_ofi_create(&inst->params, &inst->job, inst->boot, &ofi, why, sizeof why);
-    if (!everyone(inst, rc == GCL_OK)) {
+    gcl_status_t rc = gcl_net_ofi_create(w->params, w->job, w->boot, &ofi, why, sizeof why);
+    if (!everyone(w->job, w->boot, rc == GCL_OK)) {
         if (ofi)
             ofi->destroy(ofi);
         ofi = NULL;
         if (!strcmp(forced, "ofi"))
-            return gcl_err_set(&inst->err, GCL_ERR_TRANSPORT, "GCL_TRANSPORT=ofi, but %s",
+            return gcl_err_set(w->err, GCL_ERR_TRANSPORT, "GCL_TRANSPORT=ofi, but %s",
                                why[0] ? why : "libfabric failed on another instance");
         GCL_INFO(GCL_SUB_OFI, "libfabric unavailable (%s): using mpi between hosts",
                  why[0] ? why : "on another instance");
     }
-    inst->fabric.ofi = ofi;
+    w->fabric->ofi = ofi;
     return GCL_OK;
 }
 
-gcl_status_t gcl_transports_init(struct gcl_instance *inst)
+gcl_status_t gcl_transports_init(const gcl_transport_setup_t *w)
 {
-    const char *forced = inst->params.transport;
-    int remote = inst->job.num_hosts > 1, several = inst->job.num_instances > 1;
-    gcl_fabric_t *f = &inst->fabric;
-    *f = (gcl_fabric_t){&inst->job, &inst->host.hb, inst->host.token, NULL, NULL, NULL};
+    const char *forced = w->params->transport;
+    int remote = w->job->num_hosts > 1, several = w->job->num_instances > 1;
+    gcl_fabric_t *f = w->fabric;
+    *f = (gcl_fabric_t){w->job, &w->host->hb, w->host->token, NULL, NULL, NULL};
     if (remote && !strcmp(forced, "shm"))
-        return gcl_err_set(&inst->err, GCL_ERR_INVALID_ARGUMENT,
-                           "GCL_TRANSPORT=shm, but the job spans %d hosts", inst->job.num_hosts);
+        return gcl_err_set(w->err, GCL_ERR_INVALID_ARGUMENT,
+                           "GCL_TRANSPORT=shm, but the job spans %d hosts", w->job->num_hosts);
     int want_ofi = several && (!strcmp(forced, "ofi") || (remote && !strcmp(forced, "auto")));
     int want_mpi = several && (!strcmp(forced, "mpi") || (remote && !strcmp(forced, "auto")));
     if (want_ofi)
-        GCL_CHECK(start_ofi(inst, forced));
+        GCL_CHECK(start_ofi(w, forced));
     if (want_mpi || (want_ofi && !f->ofi)) {
         char err[256] = "";
-        gcl_status_t rc =
-            gcl_net_mpi_create(&inst->params, &inst->job, inst->boot, &f->mpi, err, sizeof err);
+        gcl_status_t rc = gcl_net_mpi_create(w->params, w->job, w->boot, &f->mpi, err, sizeof err);
         if (rc != GCL_OK)
-            return gcl_err_set(&inst->err, rc, "%s", err[0] ? err : gcl_status_string(rc));
+            return gcl_err_set(w->err, rc, "%s", err[0] ? err : gcl_status_string(rc));
     }
     if (!strcmp(forced, "ofi") && f->ofi)
         f->forced = &gcl_transport_ofi;
@@ -68,11 +66,11 @@ gcl_status_t gcl_transports_init(struct gcl_instance *inst)
     return GCL_OK;
 }
 
-void gcl_transports_fini(struct gcl_instance *inst)
+void gcl_transports_fini(gcl_fabric_t *f)
 {
-    if (inst->fabric.ofi)
-        inst->fabric.ofi->destroy(inst->fabric.ofi);
-    if (inst->fabric.mpi)
-        inst->fabric.mpi->destroy(inst->fabric.mpi);
-    inst->fabric.ofi = inst->fabric.mpi = NULL;
+    if (f->ofi)
+        f->ofi->destroy(f->ofi);
+    if (f->mpi)
+        f->mpi->destroy(f->mpi);
+    f->ofi = f->mpi = NULL;
 }

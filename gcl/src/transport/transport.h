@@ -1,6 +1,6 @@
 /*
  * Transports: what carries one message between two IPUs. Each is one table of functions in its
- * own file; the table in transport.c lists them in order of preference, and a communicator asks
+ * own file; the table in select.c lists them in order of preference, and a communicator asks
  * each in turn whether it can connect a peer (can_connect), once per peer, when it is created:
  *   local  same process    the receiver reduces straight out of the sender's buffer
  *   shm    same host       pieces pipelined through the sender's staging chunks in the host box
@@ -20,7 +20,7 @@
 #include "base/err.h"
 #include "job/hostbox.h"
 #include "job/job.h"
-#include "transport/net.h"
+#include "transport/backend.h"
 #include "base/signature.h"
 
 typedef struct gcl_transport gcl_transport_t;
@@ -28,7 +28,7 @@ typedef struct gcl_transport gcl_transport_t;
 /* What the transports know of the job. */
 typedef struct {
     const gcl_job_t *job;
-    hostbox_t *hb;
+    gcl_hostbox_t *hb;
     const uint8_t *token;          /* the job's secret: every network header carries it */
     gcl_net_t *mpi, *ofi;          /* the network backends, NULL when not in use */
     const gcl_transport_t *forced; /* GCL_TRANSPORT=mpi|ofi between instances, else NULL */

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: gcl_wire_decode, the check a receiver makes of every network message header
- * (gcl/src/wire.c) before it trusts any byte of it. Built from wire.c and collectives' types.c
+ * (gcl/src/transport/wire.c) before it trusts any byte of it. Built from wire.c and collectives' types.c
  * alone (see run.sh).
  *
  * Input: one mode byte, then the bytes that arrive. Mode bit 0 set: the bytes are laid over a

@@ -5,7 +5,7 @@
 # leak, out-of-bounds read, undefined behaviour or broken invariant fails the run and leaves the
 # input that caused it in BUILD_DIR/artifacts/<target>/ (its path is printed).
 #
-#   wire      gcl_wire_decode: the header check of every mpi/ofi message (gcl/src/wire.c)
+#   wire      gcl_wire_decode: the header check of every mpi/ofi message (gcl/src/transport/wire.c)
 #   topology  sim_topology_load: topology files (sim/src/topology_parse.c, topology_build.c)
 #   ckpt      ckpt_read: train's checkpoints (examples/train/ckpt.c)
 #   idx       idx_read: train's IDX data files, gzip'd or plain (examples/train/idx.c)
@@ -42,7 +42,7 @@ build() { # build NAME SOURCES... -- EXTRA FLAGS
 }
 for t in ${targets//,/ }; do
   case $t in
-    wire) build wire "$here/fuzz_wire.c" "$src/gcl/src/wire.c" "$src/collectives/src/types.c" \
+    wire) build wire "$here/fuzz_wire.c" "$src/gcl/src/transport/wire.c" "$src/collectives/src/types.c" \
             -I"$src/gcl/src" -I"$src/gcl/include" -I"$src/collectives/include" ;;
     topology) build topology "$here/fuzz_topology.c" "$src"/sim/src/*.c \
                 -I"$src/sim/include" -I"$src/sim/src" -lm ;;

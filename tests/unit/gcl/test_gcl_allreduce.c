@@ -100,18 +100,18 @@ static gcl_status_t sweep_program(gcl_ctx_t ctx, void *arg)
     return GCL_OK;
 }
 
-static void run_sweep(int replicas, int ipr, gcl_group_t g, size_t count, gcl_dtype_t t,
-                      gcl_redop_t op)
+static void run_sweep(int replicas, int ipus_per_replica, gcl_group_t g, size_t count,
+                      gcl_dtype_t t, gcl_redop_t op)
 {
-    gcl_config_t cfg = {.num_replicas = replicas, .ipus_per_replica = ipr};
+    gcl_config_t cfg = {.num_replicas = replicas, .ipus_per_replica = ipus_per_replica};
     gcl_instance_t inst;
     assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
     sweep_t s = {.group = g, .count = count, .type = t, .op = op};
     assert_int_equal(gcl_run(inst, sweep_program, &s), GCL_OK);
     if (atomic_load(&s.failures))
-        fail_msg("replicas %d ipr %d group %d:%d count %zu %s %s: %d failures", replicas, ipr,
-                 g.kind, g.size, count, gcl_dtype_name(t), gcl_redop_name(op),
-                 atomic_load(&s.failures));
+        fail_msg("replicas %d ipus_per_replica %d group %d:%d count %zu %s %s: %d failures",
+                 replicas, ipus_per_replica, g.kind, g.size, count, gcl_dtype_name(t),
+                 gcl_redop_name(op), atomic_load(&s.failures));
     assert_int_equal(gcl_finalize(inst), GCL_OK);
 }
 

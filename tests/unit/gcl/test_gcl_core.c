@@ -81,7 +81,7 @@ static void make_job(gcl_job_t *j, int instances, int per, int me, int here)
     j->num_instances = instances;
     j->instance_index = me;
     j->num_replicas = instances * per;
-    j->ipr = 1;
+    j->ipus_per_replica = 1;
     j->num_ipus = j->num_replicas;
     j->num_local_ipus = per;
     j->first_ipu = me * per;
@@ -92,7 +92,7 @@ static void make_job(gcl_job_t *j, int instances, int per, int me, int here)
         p->replica_offset = i * per;
         p->num_local_replicas = per;
         p->num_replicas = j->num_replicas;
-        p->ipr = 1;
+        p->ipus_per_replica = 1;
         snprintf(p->hostname, sizeof p->hostname, "h%d", i < here ? 0 : i);
         snprintf(p->hostid, sizeof p->hostid, "h%d/ns", i < here ? 0 : i);
     }
@@ -132,12 +132,13 @@ static void test_job(void **state)
     gcl_err_clear(&e);
 }
 
-static void box(hostbox_t *hb, int ipus, int shared)
+static void box(gcl_hostbox_t *hb, int ipus, int shared)
 {
-    hb_sizes_t z = {.slots = 2, .chunks = 3, .chunk_bytes = 4096, .direct_bytes = 65536};
+    gcl_hostbox_sizes_t z = {.slots = 2, .chunks = 3, .chunk_bytes = 4096, .direct_bytes = 65536};
     char name[64], err[256];
     snprintf(name, sizeof name, "/gcl-test-core-%d", (int)getpid());
-    assert_int_equal(hb_create(hb, shared ? name : NULL, token, ipus, &z, err, sizeof err), GCL_OK);
+    assert_int_equal(gcl_hostbox_create(hb, shared ? name : NULL, token, ipus, &z, err, sizeof err),
+                     GCL_OK);
 }
 
 /* The pid of a process that existed and is gone (reaped). */
@@ -157,11 +158,11 @@ static pid_t dead_pid(void)
 static void test_dead_holders(void **state)
 {
     (void)state;
-    hostbox_t hb;
+    gcl_hostbox_t hb;
     box(&hb, 2, 0);
     pid_t gone = dead_pid();
-    assert_true(hb_pid_gone(gone));
-    assert_false(hb_pid_gone(getpid()));
+    assert_true(gcl_hostbox_pid_gone(gone));
+    assert_false(gcl_hostbox_pid_gone(getpid()));
     atomic_store(&hb.ipus[0].poison_lock, (uint32_t)gone);
     memset(hb.ipus[0].poison, 'x', sizeof hb.ipus[0].poison); /* torn: no terminator */
     gcl_diag_poison_ipu(&hb, 0, 5ull << 32 | 1, "the reason");
@@ -174,76 +175,76 @@ static void test_dead_holders(void **state)
     assert_string_equal(gcl_err_text(&e), "the reason");
     gcl_err_clear(&e);
     hb.ipus[1].pid = gone;
-    atomic_store(&hb_slot(&hb, 0, 1, 0)->state, HB_SLOT_BUSY);
-    assert_int_equal(hb_retract_slot(&hb, 0, 1, 0), 0);
-    hb_destroy(&hb);
+    atomic_store(&gcl_hostbox_slot(&hb, 0, 1, 0)->state, GCL_SLOT_BUSY);
+    assert_int_equal(gcl_hostbox_retract_slot(&hb, 0, 1, 0), 0);
+    gcl_hostbox_destroy(&hb);
 }
 
 static void test_hostbox_slots(void **state)
 {
     (void)state;
-    hostbox_t hb;
+    gcl_hostbox_t hb;
     box(&hb, 3, 1);
     /* FREE -> FULL (sender posts) -> BUSY (receiver claims by key) -> FREE (released). */
-    int s0 = hb_free_slot(&hb, 0, 1);
+    int s0 = gcl_hostbox_free_slot(&hb, 0, 1);
     assert_int_equal(s0, 0);
-    hb_slot_t *s = hb_slot(&hb, 0, 1, s0);
+    gcl_hostbox_slot_t *s = gcl_hostbox_slot(&hb, 0, 1, s0);
     s->key0 = 7;
     s->key1 = 9;
-    atomic_store(&s->state, HB_SLOT_FULL);
-    assert_int_equal(hb_free_slot(&hb, 0, 1), 1);
-    assert_true(hb_has_message(&hb, 0, 1, 7));
-    assert_false(hb_has_message(&hb, 0, 1, 8));
-    assert_false(hb_has_message(&hb, 0, 2, 7));           /* slots are per ordered pair */
-    assert_int_equal(hb_claim_slot(&hb, 0, 1, 7, 8), -1); /* another message */
-    assert_int_equal(hb_claim_slot(&hb, 0, 1, 7, 9), s0);
-    assert_int_equal(atomic_load(&s->state), HB_SLOT_BUSY);
-    assert_int_equal(hb_claim_slot(&hb, 0, 1, 7, 9), -1); /* claimed once only */
-    hb_release_slot(&hb, 0, 1, s0);
-    assert_int_equal(atomic_load(&s->state), HB_SLOT_FREE);
+    atomic_store(&s->state, GCL_SLOT_FULL);
+    assert_int_equal(gcl_hostbox_free_slot(&hb, 0, 1), 1);
+    assert_true(gcl_hostbox_has_message(&hb, 0, 1, 7));
+    assert_false(gcl_hostbox_has_message(&hb, 0, 1, 8));
+    assert_false(gcl_hostbox_has_message(&hb, 0, 2, 7));           /* slots are per ordered pair */
+    assert_int_equal(gcl_hostbox_claim_slot(&hb, 0, 1, 7, 8), -1); /* another message */
+    assert_int_equal(gcl_hostbox_claim_slot(&hb, 0, 1, 7, 9), s0);
+    assert_int_equal(atomic_load(&s->state), GCL_SLOT_BUSY);
+    assert_int_equal(gcl_hostbox_claim_slot(&hb, 0, 1, 7, 9), -1); /* claimed once only */
+    gcl_hostbox_release_slot(&hb, 0, 1, s0);
+    assert_int_equal(atomic_load(&s->state), GCL_SLOT_FREE);
     /* A posted slot nobody claimed can be taken back; a consumed one reports so. */
     s->key0 = 11;
-    atomic_store(&s->state, HB_SLOT_FULL);
-    assert_int_equal(hb_retract_slot(&hb, 0, 1, s0), 1);
-    assert_int_equal(atomic_load(&s->state), HB_SLOT_FREE);
-    assert_int_equal(hb_retract_slot(&hb, 0, 1, s0), 0);
+    atomic_store(&s->state, GCL_SLOT_FULL);
+    assert_int_equal(gcl_hostbox_retract_slot(&hb, 0, 1, s0), 1);
+    assert_int_equal(atomic_load(&s->state), GCL_SLOT_FREE);
+    assert_int_equal(gcl_hostbox_retract_slot(&hb, 0, 1, s0), 0);
     /* A mismatched message is rejected, not taken: the slot is neither free nor a message
      * waiting, and its sender frees it when it takes it back. */
     s->key0 = 12;
-    atomic_store(&s->state, HB_SLOT_FULL);
-    assert_int_equal(hb_claim_slot(&hb, 0, 1, 12, 9), s0);
-    hb_reject_slot(&hb, 0, 1, s0);
-    assert_int_equal(atomic_load(&s->state), HB_SLOT_REJECTED);
-    assert_false(hb_has_message(&hb, 0, 1, 12));
-    assert_int_equal(hb_claim_slot(&hb, 0, 1, 12, 9), -1);
-    assert_int_equal(hb_free_slot(&hb, 0, 1), 1);
-    assert_int_equal(hb_retract_slot(&hb, 0, 1, s0), 1);
-    assert_int_equal(atomic_load(&s->state), HB_SLOT_FREE);
+    atomic_store(&s->state, GCL_SLOT_FULL);
+    assert_int_equal(gcl_hostbox_claim_slot(&hb, 0, 1, 12, 9), s0);
+    gcl_hostbox_reject_slot(&hb, 0, 1, s0);
+    assert_int_equal(atomic_load(&s->state), GCL_SLOT_REJECTED);
+    assert_false(gcl_hostbox_has_message(&hb, 0, 1, 12));
+    assert_int_equal(gcl_hostbox_claim_slot(&hb, 0, 1, 12, 9), -1);
+    assert_int_equal(gcl_hostbox_free_slot(&hb, 0, 1), 1);
+    assert_int_equal(gcl_hostbox_retract_slot(&hb, 0, 1, s0), 1);
+    assert_int_equal(atomic_load(&s->state), GCL_SLOT_FREE);
     /* Both slots in flight: none free. */
-    atomic_store(&hb_slot(&hb, 0, 1, 0)->state, HB_SLOT_FULL);
-    atomic_store(&hb_slot(&hb, 0, 1, 1)->state, HB_SLOT_FULL);
-    assert_int_equal(hb_free_slot(&hb, 0, 1), -1);
+    atomic_store(&gcl_hostbox_slot(&hb, 0, 1, 0)->state, GCL_SLOT_FULL);
+    atomic_store(&gcl_hostbox_slot(&hb, 0, 1, 1)->state, GCL_SLOT_FULL);
+    assert_int_equal(gcl_hostbox_free_slot(&hb, 0, 1), -1);
     /* Staging chunks: three, then none, then one back. */
     uint32_t c[3];
     for (int i = 0; i < 3; i++)
-        assert_int_not_equal(c[i] = hb_take_chunk(&hb, 2), HB_NO_BUF);
-    assert_int_equal(hb_take_chunk(&hb, 2), HB_NO_BUF);
-    hb_give_chunk(&hb, 2, c[1]);
-    assert_int_equal(hb_take_chunk(&hb, 2), c[1]);
+        assert_int_not_equal(c[i] = gcl_hostbox_take_chunk(&hb, 2), GCL_HOSTBOX_NO_CHUNK);
+    assert_int_equal(gcl_hostbox_take_chunk(&hb, 2), GCL_HOSTBOX_NO_CHUNK);
+    gcl_hostbox_give_chunk(&hb, 2, c[1]);
+    assert_int_equal(gcl_hostbox_take_chunk(&hb, 2), c[1]);
     /* Another process attaches only with the token. */
-    hostbox_t other;
+    gcl_hostbox_t other;
     char err[256];
     uint8_t wrong[16] = {0};
-    assert_int_equal(hb_attach(&other, hb.name, wrong, err, sizeof err), GCL_ERR_SYSTEM);
-    assert_int_equal(hb_attach(&other, hb.name, token, err, sizeof err), GCL_OK);
+    assert_int_equal(gcl_hostbox_attach(&other, hb.name, wrong, err, sizeof err), GCL_ERR_SYSTEM);
+    assert_int_equal(gcl_hostbox_attach(&other, hb.name, token, err, sizeof err), GCL_OK);
     assert_int_equal(other.num_ipus, 3);
-    hb_destroy(&other);
-    hb_unlink(&hb);
-    hb_destroy(&hb);
+    gcl_hostbox_destroy(&other);
+    gcl_hostbox_unlink(&hb);
+    gcl_hostbox_destroy(&hb);
 }
 
 typedef struct {
-    hostbox_t *hb;
+    gcl_hostbox_t *hb;
     double delay;
 } ringer_t;
 
@@ -252,14 +253,14 @@ static void *ring_later(void *arg)
     ringer_t *r = arg;
     struct timespec ts = {0, (long)(r->delay * 1e9)};
     nanosleep(&ts, NULL);
-    hb_ring(r->hb, 0);
+    gcl_hostbox_ring(r->hb, 0);
     return NULL;
 }
 
 static void test_wait_doorbell(void **state)
 {
     (void)state;
-    hostbox_t hb;
+    gcl_hostbox_t hb;
     box(&hb, 1, 0);
     gcl_params_t p = {.timeout_s = 5, .stall_warn_s = 1, .spin_count = 0};
     gcl_waiter_t w;
@@ -267,27 +268,27 @@ static void test_wait_doorbell(void **state)
     /* A sleeping waiter is woken by a ring from another thread. */
     ringer_t r = {&hb, 0.02};
     pthread_t t;
-    uint32_t seen = atomic_load(&hb.ipus[0].doorbell);
+    uint32_t seen = atomic_load(&hb.ipus[0].bell.rings);
     for (int i = 0; i < 52; i++) /* past the yields: the next idle calls sleep */
-        gcl_waiter_idle(&w, &hb, 0, seen, 0);
+        gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0);
     pthread_create(&t, NULL, ring_later, &r);
     double t0 = gcl_now();
-    while (atomic_load(&hb.ipus[0].doorbell) == seen && gcl_now() - t0 < 5)
-        gcl_waiter_idle(&w, &hb, 0, seen, 0);
+    while (atomic_load(&hb.ipus[0].bell.rings) == seen && gcl_now() - t0 < 5)
+        gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0);
     pthread_join(t, NULL);
-    assert_int_not_equal(atomic_load(&hb.ipus[0].doorbell), seen);
-    assert_int_equal(atomic_load(&hb.ipus[0].sleeping), 0);
+    assert_int_not_equal(atomic_load(&hb.ipus[0].bell.rings), seen);
+    assert_int_equal(atomic_load(&hb.ipus[0].bell.sleeping), 0);
     /* A ring that came in before the waiter reads the doorbell is not lost: it does not sleep.
      * Twenty such calls take no time; twenty naps would take 2 s. */
-    uint32_t before = atomic_load(&hb.ipus[0].doorbell);
-    hb_ring(&hb, 0);
+    uint32_t before = atomic_load(&hb.ipus[0].bell.rings);
+    gcl_hostbox_ring(&hb, 0);
     t0 = gcl_now();
     for (int i = 0; i < 20; i++)
-        gcl_waiter_idle(&w, &hb, 0, before, 0);
+        gcl_waiter_idle(&w, &hb.ipus[0].bell, before, 0);
     assert_true(gcl_now() - t0 < 1.0);
     gcl_waiter_progress(&w);
     assert_true(gcl_waiter_stalled(&w) < 0.5);
-    hb_destroy(&hb);
+    gcl_hostbox_destroy(&hb);
 }
 
 static void test_diag(void **state)
@@ -298,7 +299,7 @@ static void test_diag(void **state)
     make_job(&j, 2, 2, 0, 2);
     j.peers[0].pid = j.peers[1].pid = (int32_t)getpid();
     assert_int_equal(gcl_job_map(&j, &e), GCL_OK);
-    hostbox_t hb;
+    gcl_hostbox_t hb;
     box(&hb, 4, 0);
     gcl_sig_t a = {.seq = 1, .gsize = 4, .root = -1, .count = 100}, b = a;
     b.count = 64;
@@ -310,10 +311,10 @@ static void test_diag(void **state)
     assert_non_null(strstr(gcl_err_text(&e), "a message of 12 bytes"));
     /* Liveness: a failed peer, one that returned, one that left. */
     char why[256];
-    atomic_store(&hb.ipus[2].state, HB_IPU_RUNNING);
+    atomic_store(&hb.ipus[2].state, GCL_IPU_RUNNING);
     assert_false(gcl_diag_peer_gone(&j, &hb, 1, 2, why, sizeof why));
     snprintf(hb.ipus[2].reason, sizeof hb.ipus[2].reason, "it divided by zero");
-    atomic_store(&hb.ipus[2].state, HB_IPU_FAILED);
+    atomic_store(&hb.ipus[2].state, GCL_IPU_FAILED);
     assert_true(gcl_diag_peer_gone(&j, &hb, 1, 2, why, sizeof why));
     assert_non_null(strstr(why, "failed: it divided by zero"));
     /* An IPU that failed after another of its instance is explained by that one, the cause
@@ -323,7 +324,7 @@ static void test_diag(void **state)
     hb.ipus[3].global_ipu = 3;
     hb.ipus[3].after_other = 1;
     snprintf(hb.ipus[3].reason, sizeof hb.ipus[3].reason, "aborted: a quote of a quote");
-    atomic_store(&hb.ipus[3].state, HB_IPU_FAILED);
+    atomic_store(&hb.ipus[3].state, GCL_IPU_FAILED);
     assert_true(gcl_diag_peer_gone(&j, &hb, 1, 3, why, sizeof why));
     assert_non_null(strstr(why, "replica 3 (instance 1 on host h0"));
     assert_non_null(strstr(why, "failed after replica 2 (instance 1 on host h0"));
@@ -336,9 +337,9 @@ static void test_diag(void **state)
     hb.ipus[2].pid = hb.ipus[3].pid = -1;
     hb.ipus[2].global_ipu = hb.ipus[3].global_ipu = -1;
     hb.ipus[3].after_other = 0;
-    atomic_store(&hb.ipus[3].state, HB_IPU_IDLE);
+    atomic_store(&hb.ipus[3].state, GCL_IPU_IDLE);
     atomic_store(&hb.ipus[2].run_gen, 1);
-    atomic_store(&hb.ipus[2].state, HB_IPU_FINISHED);
+    atomic_store(&hb.ipus[2].state, GCL_IPU_FINISHED);
     assert_true(gcl_diag_peer_gone(&j, &hb, 1, 2, why, sizeof why));
     assert_non_null(strstr(why, "returned from its program"));
     assert_false(gcl_diag_peer_gone(&j, &hb, 2, 2, why, sizeof why)); /* an earlier run */
@@ -356,7 +357,7 @@ static void test_diag(void **state)
     hist[0].seq = other.seq = 0;
     other.gkind = 1;
     gcl_peer_life_t behind = {
-        .state = HB_IPU_FINISHED, .run_gen = 1, .last_call = key - 1, .sig = other, .valid = 1};
+        .state = GCL_IPU_FINISHED, .run_gen = 1, .last_call = key - 1, .sig = other, .valid = 1};
     gcl_call_view_t vh = v;
     vh.hist = hist;
     vh.nhist = 2;
@@ -381,7 +382,7 @@ static void test_diag(void **state)
     assert_non_null(strstr(gcl_err_text(&e), "call #1 of this communicator was mismatched"));
     assert_false(gcl_diag_poisoned(&hb, 3, (6ull << 32) | 1, &e)); /* another communicator */
     gcl_err_clear(&e);
-    hb_destroy(&hb);
+    gcl_hostbox_destroy(&hb);
     gcl_job_free(&j);
 }
 
@@ -482,7 +483,7 @@ static void test_transports(void **state)
     (void)state;
     gcl_job_t j;
     gcl_err_t e = GCL_ERR_INIT;
-    hostbox_t hb;
+    gcl_hostbox_t hb;
     box(&hb, 2, 1);
     /* One instance: local. Two instances of one host: shm (both threads here stand in for the
      * two processes; the transport only reads the host box). */
@@ -501,8 +502,8 @@ static void test_transports(void **state)
         }
         gcl_job_free(&j);
     }
-    hb_unlink(&hb);
-    hb_destroy(&hb);
+    gcl_hostbox_unlink(&hb);
+    gcl_hostbox_destroy(&hb);
 }
 
 int main(void)

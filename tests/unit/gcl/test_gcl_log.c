@@ -1,5 +1,5 @@
 /*
- * Unit tests of libgcl's logging (gcl/src/log.c): the host:pid:instance/replica prefix, one
+ * Unit tests of libgcl's logging (gcl/src/base/log.c): the host:pid:instance/replica prefix, one
  * whole line per call when many IPU threads log at once, and the parsers of GCL_LOG_LEVEL and
  * GCL_LOG_SUBSYS. tests/faults/tsan.sh runs this under ThreadSanitizer: the threads' first
  * lines race for the host name's one-time initialisation.

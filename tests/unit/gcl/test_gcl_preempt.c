@@ -1,5 +1,5 @@
 /*
- * Unit tests of gcl/preempt.h and gcl/src/signals.c: the handlers libgcl's dependencies install
+ * Unit tests of gcl/preempt.h and gcl/src/instance/signals.c: the handlers libgcl's dependencies install
  * are gone before main; SIGTERM after gcl_preempt_enable only sets the flag; gcl_preempt_agree
  * gives every IPU of a one-instance job of 4 replicas the same answer at the same step (the one
  * before which the signal came), and ends with a status, not a hang, when an IPU fails or

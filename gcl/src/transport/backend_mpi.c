@@ -2,7 +2,7 @@
  * The MPI network backend: MPI_Isend / MPI_Irecv on the bootstrap's private communicator. MPI
  * tags are 30 bits here: 8 bits each of the destination's and the source's local IPU, 8 of the
  * call's sequence and 6 of the communicator key; a call's messages between a pair share a tag
- * and MPI's non-overtaking order keeps them in sequence.
+ * and MPI's non-overtaking order keeps them in sequence. Declared in transport/backend.h.
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -12,7 +12,7 @@
 #include "job/bootstrap.h"
 #include "base/fault.h"
 #include "base/log.h"
-#include "transport/net.h"
+#include "transport/backend.h"
 
 enum { MAX_LOCAL_IPUS = 256 };
 
@@ -129,8 +129,8 @@ gcl_status_t gcl_net_mpi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_b
     }
     int max_local = 0;
     for (int i = 0; i < j->num_instances; i++)
-        if (j->peers[i].num_local_replicas * j->ipr > max_local)
-            max_local = j->peers[i].num_local_replicas * j->ipr;
+        if (j->peers[i].num_local_replicas * j->ipus_per_replica > max_local)
+            max_local = j->peers[i].num_local_replicas * j->ipus_per_replica;
     int *tag_ub = NULL, found = 0;
     MPI_Comm_get_attr(*comm, MPI_TAG_UB, &tag_ub, &found);
     if (max_local > MAX_LOCAL_IPUS || !found || *tag_ub < (1 << 30) - 1) {

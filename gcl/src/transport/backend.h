@@ -1,12 +1,13 @@
 /*
  * Network backends: tagged messages between instances, for the transports that cross hosts.
- * transport_net.c runs the message protocol (a header, then pieces, reduced as they arrive) once,
- * over either backend:
- *   mpi  MPI_Isend / MPI_Irecv on a private communicator (net_mpi.c)
- *   ofi  libfabric RDM tagged messages, tcp;ofi_rxm by default (net_ofi.c)
+ * net.c runs the message protocol (a header, then pieces, reduced as they arrive) once, over
+ * either backend:
+ *   mpi  MPI_Isend / MPI_Irecv on a private communicator (backend_mpi.c)
+ *   ofi  libfabric RDM tagged messages, tcp;ofi_rxm by default (backend_ofi.c; backend_ofi_none.c
+ *        when libgcl is built without libfabric)
  */
-#ifndef GCL_NET_H
-#define GCL_NET_H
+#ifndef GCL_BACKEND_H
+#define GCL_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -55,4 +56,4 @@ gcl_status_t gcl_net_mpi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_b
 gcl_status_t gcl_net_ofi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
                                 gcl_net_t **out, char *err, size_t len);
 
-#endif /* GCL_NET_H */
+#endif /* GCL_BACKEND_H */

@@ -1,0 +1,9 @@
+/* Preemption (gcl/preempt.h, preempt.c): what the rest of libgcl needs of it. */
+#ifndef GCL_PREEMPT_INTERNAL_H
+#define GCL_PREEMPT_INTERNAL_H
+
+struct gcl_instance;
+/* Frees the meeting state of gcl_preempt_agree (gcl_finalize). */
+void gcl_preempt_free(struct gcl_instance *inst);
+
+#endif /* GCL_PREEMPT_INTERNAL_H */

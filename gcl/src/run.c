@@ -1,0 +1,157 @@
+/*
+ * An instance's life as the program sees it: gcl_init, gcl_run with its thread per simulated
+ * IPU (each runs the program on its IPU context, then tells its peers how it ended: finished,
+ * or failed and why, which aborts this instance's other IPUs), and gcl_finalize. The work of
+ * starting and stopping the instance is instance/instance.c's. Declared in gcl/gcl.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fault.h"
+#include "base/log.h"
+#include "comm.h"
+#include "ctx.h"
+#include "engine/request.h"
+#include "preempt.h"
+
+gcl_status_t gcl_init(const gcl_config_t *config, gcl_instance_t *out)
+{
+    struct gcl_instance *inst = NULL;
+    *out = NULL;
+    GCL_CHECK(gcl_instance_open(config, &inst));
+    inst->run.ctxs = gcl_calloc((size_t)inst->job.num_local_ipus, sizeof *inst->run.ctxs);
+    if (!inst->run.ctxs) {
+        gcl_instance_abandon(inst, GCL_ERR_NO_HOST_MEMORY,
+                             "out of host memory for the IPU contexts");
+        return GCL_ERR_NO_HOST_MEMORY;
+    }
+    *out = inst;
+    return GCL_OK;
+}
+
+gcl_status_t gcl_finalize(gcl_instance_t inst)
+{
+    if (!inst)
+        return GCL_OK;
+    gcl_preempt_free(inst);
+    free(inst->run.ctxs);
+    inst->run.ctxs = NULL;
+    return gcl_instance_close(inst);
+}
+
+/* What the program's failure was, for the instance's record and for peers' messages. */
+static const char *failure_text(struct gcl_ctx *ctx, char *buf, size_t len)
+{
+    if (ctx->ipu.last_failure && ctx->ipu.last_failure->status != GCL_OK)
+        return gcl_err_text(ctx->ipu.last_failure);
+    snprintf(buf, len, "the program returned %s", gcl_status_name(ctx->status));
+    return buf;
+}
+
+/* A failed program: its peers learn why, this instance's other IPUs abort. */
+static void fail_ipu(struct gcl_ctx *ctx, gcl_hostbox_ipu_t *me)
+{
+    struct gcl_instance *inst = ctx->inst;
+    char buf[96];
+    const char *why = failure_text(ctx, buf, sizeof buf);
+    snprintf(me->reason, sizeof me->reason, "%s", why);
+    int none = -1;
+    int first = atomic_compare_exchange_strong(&inst->run.first_failure, &none, ctx->local_index);
+    if (first)
+        gcl_err_set(&inst->err, ctx->status, "replica %d IPU %d: %.440s", ctx->replica,
+                    ctx->ipu_pos, why);
+    me->after_other = !first;
+    atomic_store(&me->state, GCL_IPU_FAILED);
+    gcl_ctrl_ipu_failed(inst->ctrl, ctx->ipu.global_ipu, me->reason); /* and the other hosts */
+    /* Wake every IPU thread of the host: the local ones abort, the remote ones notice. */
+    atomic_store(&inst->run.abort, 1);
+    for (int i = 0; i < inst->host.hb.num_ipus; i++)
+        gcl_hostbox_ring(&inst->host.hb, i);
+}
+
+static void *ipu_thread(void *arg)
+{
+    struct gcl_ctx *ctx = arg;
+    struct gcl_instance *inst = ctx->inst;
+    gcl_hostbox_ipu_t *me = &inst->host.hb.ipus[ctx->ipu.hostlocal];
+    gcl_log_set_replica(ctx->replica);
+    atomic_store(&me->last_call, 0);
+    atomic_store(&me->run_gen, inst->run.gen);
+    atomic_store(&me->state, GCL_IPU_RUNNING);
+    ctx->status = ctx->program(ctx, ctx->arg);
+    gcl_request_abandon_all(&ctx->ipu);
+    if (ctx->status == GCL_OK) {
+        atomic_store(&me->state, GCL_IPU_FINISHED);
+        gcl_ctrl_ipu_changed(inst->ctrl);
+    } else {
+        fail_ipu(ctx, me);
+    }
+    gcl_ctx_free_comms(ctx);
+    gcl_err_clear(&ctx->err);
+    gcl_err_clear(&ctx->kept);
+    /* Peers sleeping on a message from this IPU learn that it will never come. */
+    for (int i = 0; i < inst->host.hb.num_ipus; i++)
+        if (i != ctx->ipu.hostlocal)
+            gcl_hostbox_ring(&inst->host.hb, i);
+    return NULL;
+}
+
+static void ctx_init(struct gcl_instance *inst, int k, gcl_program_t program, void *arg)
+{
+    struct gcl_ctx *ctx = &inst->run.ctxs[k];
+    const gcl_job_t *j = &inst->job;
+    int global = j->first_ipu + k;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->ipu = (gcl_ipu_t){.job = j,
+                           .params = &inst->params,
+                           .host = &inst->host,
+                           .fabric = &inst->fabric,
+                           .ctrl = inst->ctrl,
+                           .sim = &inst->sim,
+                           .clock = &inst->sim.ipus[k],
+                           .abort = &inst->run.abort,
+                           .first_failure = &inst->run.first_failure,
+                           .gen = inst->run.gen,
+                           .global_ipu = global,
+                           .hostlocal = j->ipu_hostlocal[global],
+                           .phantom = inst->phantom};
+    ctx->inst = inst;
+    ctx->local_index = k;
+    ctx->replica = global / j->ipus_per_replica;
+    ctx->ipu_pos = global % j->ipus_per_replica;
+    ctx->program = program;
+    ctx->arg = arg;
+}
+
+gcl_status_t gcl_run(gcl_instance_t inst, gcl_program_t program, void *arg)
+{
+    if (!inst || !program)
+        return GCL_ERR_INVALID_ARGUMENT;
+    inst->run.gen++;
+    atomic_store(&inst->run.abort, 0);
+    atomic_store(&inst->run.first_failure, -1);
+    gcl_err_clear(&inst->err);
+    int started = 0;
+    gcl_status_t rc = GCL_OK;
+    for (int k = 0; k < inst->job.num_local_ipus; k++) {
+        ctx_init(inst, k, program, arg);
+        int err = pthread_create(&inst->run.ctxs[k].thread, NULL, ipu_thread, &inst->run.ctxs[k]);
+        if (err) {
+            rc = gcl_err_set(&inst->err, GCL_ERR_SYSTEM, "cannot start IPU thread %d: %s", k,
+                             strerror(err));
+            atomic_store(&inst->run.abort, 1);
+            break;
+        }
+        started++;
+    }
+    for (int k = 0; k < started; k++)
+        pthread_join(inst->run.ctxs[k].thread, NULL);
+    /* Report the failure that came first: the others are usually its consequences. */
+    int first = atomic_load(&inst->run.first_failure);
+    if (rc == GCL_OK && first >= 0)
+        rc = inst->run.ctxs[first].status;
+    if (rc != GCL_OK)
+        inst->run.failed = 1;
+    return rc;
+}

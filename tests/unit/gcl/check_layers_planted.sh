@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# check-layers catches what it is there to catch: in a copy of the source tree, each violation
+# below is planted alone, and check-layers --sources-only must fail naming it; the copy as it
+# is must pass. (The real tree, with its objects' symbols, is checked by ctest check_layers.)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../../.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/gcl-layers.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fails=0
+
+fresh() {
+  rm -rf "$work/tree"
+  mkdir -p "$work/tree/scripts"
+  cp "$src/scripts/check-layers" "$work/tree/scripts/"
+  for d in gcl sim collectives choice poprun examples; do cp -r "$src/$d" "$work/tree/$d"; done
+}
+
+# expect NAME PATTERN: check-layers fails, and one of its lines matches PATTERN.
+expect() {
+  local out rc=0
+  out=$(python3 "$work/tree/scripts/check-layers" --root "$work/tree" --sources-only 2>&1) || rc=$?
+  if [ "$rc" -ne 1 ] || ! grep -qE "$2" <<<"$out"; then
+    echo "FAILED: $1: exit $rc, expected 1 and a line matching /$2/; got:"
+    echo "$out" | head -5
+    fails=$((fails + 1))
+  else
+    echo "ok: $1: $(grep -E "$2" <<<"$out" | head -1)"
+  fi
+}
+
+fresh
+if ! python3 "$work/tree/scripts/check-layers" --root "$work/tree" --sources-only; then
+  echo "FAILED: the copy as it is does not pass"
+  fails=$((fails + 1))
+fi
+
+fresh # a header of the lowest room includes one of the engine's
+sed -i '0,/#include "base\/param.h"/s//#include "base\/param.h"\n#include "engine\/exec.h"/' \
+  "$work/tree/gcl/src/base/wait.h"
+expect "upward include in a header" 'upward arrow from base to engine: gcl/src/base/wait.h includes engine/exec.h'
+
+fresh # a transport that knows a communicator
+printf '\nstruct gcl_comm;\nint gcl_planted(struct gcl_comm *c);\n' >>"$work/tree/gcl/src/transport/wire.h"
+expect "a transport knowing a communicator" 'transport/wire.h:[0-9]+: the transport knows struct gcl_comm'
+
+fresh # a circle inside a room: the job's layout includes the diagnostics, which include it
+sed -i '0,/#include "base\/err.h"/s//#include "base\/err.h"\n#include "job\/diag.h"/' \
+  "$work/tree/gcl/src/job/job.h"
+expect "a circle of files" 'circle of files in gcl/src: .*job/diag->job/job.*job/job->job/diag|circle of files in gcl/src: .*job/job->job/diag'
+
+fresh # a circle in sim/: a header of one module including another that includes it back
+sed -i '0,/#include/s//#include "sim\/report.h"\n#include/' "$work/tree/sim/include/sim/time.h"
+grep -q '"sim/time.h"' "$work/tree/sim/include/sim/report.h" ||
+  sed -i '0,/#include/s//#include "sim\/time.h"\n#include/' "$work/tree/sim/include/sim/report.h"
+expect "a circle of files in sim/" 'circle of files in sim/'
+
+fresh # a .c of its own with no header and no word of where its calls are declared
+printf '/* A planted file. */\nint gcl_planted(void);\nint gcl_planted(void)\n{\n    return 0;\n}\n' \
+  >"$work/tree/gcl/src/engine/planted.c"
+expect "a .c without a header" 'engine/planted.c: no header of its own'
+
+fresh # an include of a room that does not exist
+mkdir -p "$work/tree/gcl/src/misc"
+printf '/* Declared in gcl/gcl.h */\n#include "base/err.h"\n' >"$work/tree/gcl/src/misc/x.c"
+expect "a file outside the rooms" 'misc/ is not a room'
+
+fresh # collectives/ reaching up into libgcl
+sed -i '0,/#include/s//#include "engine\/exec.h"\n#include/' "$work/tree/collectives/src/group.c"
+expect "collectives/ including libgcl" 'collectives/src/group.c: includes engine/exec.h from gcl/'
+
+if [ "$fails" -ne 0 ]; then
+  echo "check_layers_planted: $fails of the checks above failed"
+  exit 1
+fi
+echo "check_layers_planted: PASSED"
