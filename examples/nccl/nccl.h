@@ -86,6 +86,7 @@ typedef struct {
     char **argv;
     FILE *json; /* -J, on instance 0 */
     int json_rows;
+    int row_open;     /* a row is half printed (a failure ends its line first) */
     int json_open;    /* what a failure must close: 1 config, 2 nothing, 3 results, 4 a row */
     int errors;       /* rows with wrong elements */
     int other_errors; /* rows with wrong elements of the IPUs after each replica's first */

@@ -199,6 +199,7 @@ void nccl_report_row_start(nccl_job_t *job, const nccl_row_t *r)
     char root[16];
     snprintf(root, sizeof root, "%6i", r->root);
     printf("%12zu  %12zu  %8s  %6s  %6s", r->bytes, r->count, r->type, r->op, root);
+    job->row_open = 1;
     if (!job->json)
         return;
     FILE *f = job->json;
@@ -238,6 +239,7 @@ void nccl_report_row_half(nccl_job_t *job, const nccl_row_t *r)
 void nccl_report_row_end(nccl_job_t *job)
 {
     printf("\n");
+    job->row_open = 0;
     fflush(stdout);
     if (!job->json)
         return;
@@ -285,6 +287,8 @@ int nccl_report_failure(nccl_job_t *job, const char *detail)
     if (dot)
         *dot = '\0';
     const char *file = job->fail_file ? job->fail_file : "main.c";
+    if (job->row_open) /* the row in flight stays cut short, on a line of its own */
+        printf("\n");
     printf("%s: Test NCCL failure %s:%d '%s / %s'\n", host, file, job->fail_line,
            gcl_status_string(job->failed ? job->fail_status : GCL_ERR_INTERNAL),
            detail && *detail ? detail : "");
