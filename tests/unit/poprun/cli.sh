@@ -88,6 +88,24 @@ for b in numa-aware print-topology offline-mode allow-run-as-root update-partiti
   expect_usage_error "bad --$b" \
     "--$b takes a boolean (1/0, yes/no, on/off, true/false), not 'maybe'" "--$b=maybe" "$PROBE"
 done
+# A boolean's value as the next word is checked unless that word is an option or a program.
+for b in print-topology numa-aware offline-mode dry-run; do
+  expect_usage_error "bad --$b maybe" \
+    "--$b takes a boolean (1/0, yes/no, on/off, true/false), not 'maybe' (and 'maybe' is no program: no such file on PATH)" \
+    "--$b" maybe "$PROBE"
+done
+run "$POPRUN" --dry-run --print-topology "$PROBE"
+if [ "$rc" -eq 0 ] && grep -q -- "-- $PROBE\$" "$tmp/out"; then
+  ok "--print-topology PROGRAM: the program, not a value"
+else
+  bad "--print-topology PROGRAM" "exit $rc" "$(cat "$tmp/out" "$tmp/err")"
+fi
+run "$POPRUN" --dry-run --print-topology sh -c true
+if [ "$rc" -eq 0 ] && grep -q -- "-- sh -c true\$" "$tmp/out"; then
+  ok "--print-topology sh (a program on PATH): the program"
+else
+  bad "--print-topology sh" "exit $rc" "$(cat "$tmp/out" "$tmp/err")"
+fi
 expect_usage_error "bad --process-placement" \
   "--process-placement takes one of spreadnuma,disabled, not 'roundrobin'" \
   --process-placement roundrobin "$PROBE"
