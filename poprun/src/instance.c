@@ -87,6 +87,36 @@ static void set_env(const struct plan *p, int rank, const struct poprun_options 
     strvec_free(&env);
 }
 
+#ifndef POPRUN_BIN_TO_LIB
+#define POPRUN_BIN_TO_LIB "../lib"
+#endif
+
+/* POPRUN_LIBGCL: the libgcl installed (or built) beside this poprun, for a program that loads
+ * libgcl at run time (the Python package) to take the library of the poprun that runs it
+ * rather than another build's. Left alone when set, or when there is none. */
+static void export_libgcl(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (getenv("POPRUN_LIBGCL") || n <= 0)
+        return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    static const char *const rel[] = {POPRUN_BIN_TO_LIB, "../lib"}; /* installed; a build */
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        char lib[PATH_MAX + 64];
+        snprintf(lib, sizeof(lib), "%s/%s/libgcl.so.0", exe, rel[i]);
+        char real[PATH_MAX];
+        if (realpath(lib, real) && access(real, R_OK) == 0) {
+            setenv("POPRUN_LIBGCL", lib, 1);
+            return;
+        }
+    }
+}
+
 /* The child: its own process group (orted signals the wrapper's group: only the wrapper decides
  * what reaches the program), restores signals, dies with the wrapper, execs the program. Never
  * returns. */
@@ -443,6 +473,7 @@ int instance_main(const struct poprun_options *o)
     }
     check_placement(&p, rank, prefix);
     set_env(&p, rank, o, prefix);
+    export_libgcl();
     if (setup_host(o, prefix) != 0) {
         plan_free(&p);
         return POPRUN_EXIT_USAGE;
