@@ -41,12 +41,12 @@
  * teardown signal ends the wait early. */
 #define LINGER_MS 1000
 /* When poprun stops a job, mpirun carries the stop to every wrapper, but a program whose peer
- * ended first may fail on its own (its peer is gone) a moment before or after its wrapper is
- * told. Such a failure is the stop's doing, not the program's: a program that fails unasked
- * and is then told to stop within STOP_RACE_MS, or fails within STOP_RACE_MS of being told,
- * counts as having stopped as asked. It is neither reported nor allowed to make mpirun tear
- * the job down (which takes mpirun a second, odls_base_sigkill_timeout). A failure later in a
- * graceful stop (a checkpoint that cannot be written) is reported. */
+ * ended first may fail on its own (its peer is gone) just after its wrapper was told. Such a
+ * failure is the stop's doing, not the program's: a program that fails within STOP_RACE_MS of
+ * being told counts as having stopped as asked, and is not reported. A failure later in a
+ * graceful stop (a checkpoint that cannot be written) is. (A wrapper does not wait for a stop
+ * after an unasked failure: survivors that linger are still alive when mpirun tears the job
+ * down, and that costs a second, odls_base_sigkill_timeout.) */
 #define STOP_RACE_MS 100
 
 struct stream {
@@ -162,7 +162,6 @@ struct supervisor {
     bool stopping;      /* told to stop: the failure is not the program's own */
     bool graceful;      /* poprun's graceful stop: the program ends when it is ready */
     bool teardown;      /* mpirun ends the job (or the wrapper's parent died) */
-    bool late_stop;     /* the graceful stop came just after the program had failed */
     long long stop_at;  /* when the graceful stop's carrier came */
     long long exit_at;  /* when the program ended */
     bool expired;       /* a second stop carrier: --graceful-timeout is over, program killed */
@@ -252,7 +251,7 @@ static bool stopped_as_asked(int status)
  * STOP_RACE_MS), or was killed when --graceful-timeout was over. */
 static bool ended_by_stop(const struct supervisor *sv)
 {
-    return stopped_as_asked(sv->status) || sv->expired || sv->late_stop ||
+    return stopped_as_asked(sv->status) || sv->expired ||
            (sv->stop_at && sv->exit_at - sv->stop_at <= STOP_RACE_MS);
 }
 
@@ -283,31 +282,6 @@ static int finish(const struct supervisor *sv, int rank, const char *token)
         orphan_watch(getppid()); /* in case this host is cut off from mpirun */
     }
     return code;
-}
-
-/* After the program exited with a failure before anything told it to stop: waits up to
- * STOP_RACE_MS for a graceful stop's carrier (then the failure was the stop's doing) or for
- * mpirun's teardown. */
-static void await_stop(struct supervisor *sv, int sfd)
-{
-    if (sv->stopping || sv->teardown || sfd < 0 || !WIFEXITED(sv->status) ||
-        WEXITSTATUS(sv->status) == 0)
-        return;
-    long long until = now_ms() + STOP_RACE_MS;
-    for (long long left; (left = until - now_ms()) > 0;) {
-        struct pollfd pfd = {sfd, POLLIN, 0};
-        int n = poll(&pfd, 1, (int)left);
-        if (n < 0 && errno != EINTR)
-            return;
-        struct signalfd_siginfo si;
-        if (n <= 0 || read(sfd, &si, sizeof(si)) != sizeof(si) || si.ssi_signo == SIGCHLD)
-            continue;
-        if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGUSR2)
-            sv->stopping = sv->graceful = sv->late_stop = true;
-        else
-            sv->teardown = true;
-        return;
-    }
 }
 
 /* After the program died of a signal nobody here sent: wait up to LINGER_MS, or until mpirun
@@ -373,7 +347,6 @@ static int run_program(const struct poprun_options *o, int rank, const char *pre
         }
         linebuf_free(&s[k].lb);
     }
-    await_stop(&sv, sfd);
     int code = finish(&sv, rank, o->instance_token);
     linger(&sv, sfd);
     close(sfd);
