@@ -90,8 +90,13 @@ def test_installed_package_without_a_library_says_where_it_looked(venv, tmp_path
     assert f"{venv}/lib/libgcl.so.0 (the library of this package's install prefix)" in r.stderr
 
 
-def test_one_version_for_the_package_the_library_and_poprun():
+def test_one_version_for_the_package_the_library_poprun_and_cmake():
     v = header_version()
+    build = os.environ.get("GCL_BUILD_DIR", os.path.join(CHECKOUT, "build"))
+    cfg = open(os.path.join(build, "gcl", "gclConfigVersion.cmake"), encoding="utf-8").read()
+    assert re.search(r'^set\(PACKAGE_VERSION "([^"]+)"\)', cfg, re.M).group(1) == v
+    pc = open(os.path.join(build, "gcl", "gcl.pc"), encoding="utf-8").read()
+    assert re.search(r"^Version: (.*)$", pc, re.M).group(1) == v
     r = run([PYTHON, "-c", "import gcl; print(gcl.__version__, "
              "gcl._lib.lib.gcl_version_string().decode())"])
     assert r.returncode == 0, r.stderr
