@@ -183,6 +183,7 @@ def check_c(block, tmp):
     cc = os.environ.get("CC", "cc")
     cmd = [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-I",
            os.path.join(CHECKOUT, "gcl", "include"), src]
+    cmd += os.environ.get("GCL_DOCS_CFLAGS", "").split()  # a sanitized build's flags
     if re.search(r"\bint\s+main\s*\(", block.text):
         cmd += ["-L", os.path.join(BUILD, "lib"), "-lgcl", "-Wl,-rpath," +
                 os.path.join(BUILD, "lib"), "-o", src[:-2]]
