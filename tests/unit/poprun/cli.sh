@@ -159,7 +159,7 @@ if [ "$rc" -eq 0 ] && grep -q '^Usage: poprun \[options\] PROGRAM' "$tmp/out" &&
 else
   bad "--help" "exit $rc, missing:$missing, rows $rows" "$(head -20 "$tmp/out")"
 fi
-for readme in poprun/README.md README.md; do
+for readme in poprun/README.md docs/poprun.md; do
   path="$(dirname "$0")/../../../$readme"
   if python3 -c 'import sys; sys.exit(open(sys.argv[2]).read().find(open(sys.argv[1]).read()) < 0)' \
     "$tmp/table" "$path"; then
