@@ -55,15 +55,17 @@ int nccl_main(const nccl_coll_t *tool, int argc, char **argv)
     gcl_instance_info(inst, &job.info);
     int status = check_shape(tool, &o, &job.info);
     if (status == 0) {
-        if (job.info.instance_index == 0)
-            nccl_report_header(&job);
-        rc = gcl_run(inst, nccl_program, &job);
-        if (job.info.instance_index == 0)
+        rc = gcl_run(inst, nccl_program, &job); /* rank 0's first IPU prints the header */
+        if (rc == GCL_OK && job.info.instance_index == 0)
             status = nccl_report_footer(&job);
-        if (rc != GCL_OK) {
-            fprintf(stderr, "%s: %s\n", tool->name,
-                    job.failed ? job.error : gcl_instance_error(inst));
-            status = 1;
+        else if (rc != GCL_OK && job.usage_error) {
+            if (job.usage[0])
+                fprintf(stderr, "%s: %s\n", tool->name, job.usage);
+            status = 2;
+        } else if (rc != GCL_OK) {
+            const char *detail = job.failed ? job.error : gcl_instance_error(inst);
+            fprintf(stderr, "%s: %s\n", tool->name, detail);
+            status = nccl_report_failure(&job, detail);
         }
     }
     gcl_finalize(inst);

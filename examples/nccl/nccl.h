@@ -13,8 +13,9 @@
  * how many sizes had wrong elements ("# Out of bounds values") and the mean bus bandwidth of all
  * rows ("# Avg bus bandwidth"), as nccl-tests prints them.
  *
- * Files: args.c (the command line), run.c (what each replica runs), report.c (the text and
- * JSON output), and one file per tool with its collective's sizes and bus factor.
+ * Files: args.c (the command line), agree.c (the same flags on every rank), run.c (what each
+ * replica runs), report.c (the text and JSON output), and one file per tool with its
+ * collective's sizes and bus factor.
  */
 #ifndef EXAMPLES_NCCL_H
 #define EXAMPLES_NCCL_H
@@ -85,15 +86,30 @@ typedef struct {
     char **argv;
     FILE *json; /* -J, on instance 0 */
     int json_rows;
-    int errors;      /* rows with wrong elements */
-    double bw_sum;   /* of every row's busbw */
-    int bw_count;    /* rows */
-    char error[512]; /* the first failure, for main */
+    int row_open;     /* a row is half printed (a failure ends its line first) */
+    int json_open;    /* what a failure must close: 1 config, 2 nothing, 3 results, 4 a row */
+    int errors;       /* rows with wrong elements */
+    int other_errors; /* rows with wrong elements of the IPUs after each replica's first */
+    double bw_sum;    /* of every row's busbw */
+    int bw_count;     /* rows */
+    char error[512];  /* the first failure: libgcl's text */
     int failed;
+    const char *fail_file; /* where it was seen */
+    int fail_line;
+    gcl_status_t fail_status;
+    char usage[512]; /* ranks given different flags: the line naming them (instance 0) */
+    int usage_error;
 } nccl_job_t;
 
-/* What each replica runs (gcl_run's program). */
+/* What each IPU of each replica runs (gcl_run's program). Every IPU position of the replicas
+ * runs the sweep on its own communicator (as each stage of a pipelined model reduces its own
+ * gradients); the first IPU of rank 0 prints. */
 gcl_status_t nccl_program(gcl_ctx_t ctx, void *arg);
+
+/* Whether every rank of COMM was given the flags of rank 0 (agree.c): GCL_OK, or
+ * GCL_ERR_INVALID_ARGUMENT with WHY set to the line naming the instance and the flags that
+ * differ ("instance 1 has -n 20, instance 0 -n 10"), or the status of a failed call. */
+gcl_status_t nccl_agree(gcl_comm_t comm, nccl_job_t *job, char *why, size_t len);
 
 /* The output, written by rank 0. nccl_report_ranks gets each rank's line of "# Using
  * devices" in rank order. */
@@ -105,6 +121,12 @@ void nccl_report_row_half(nccl_job_t *job, const nccl_row_t *r);
 void nccl_report_row_end(nccl_job_t *job);
 /* The footer; returns the exit status (1 when values were wrong or NCCL_TESTS_MIN_BW failed). */
 int nccl_report_footer(nccl_job_t *job);
+/* A run that failed, in nccl-tests' form instead of the footer (no "Out of bounds values"
+ * line, which a script would read as a verdict), on this instance's stdout:
+ *   HOST: Test NCCL failure FILE:LINE 'STATUS / DETAIL'
+ *    .. HOST pid PID: Test failure FILE:LINE
+ * Returns the exit status, nccl-tests' testNcclError (3). */
+int nccl_report_failure(nccl_job_t *job, const char *detail);
 
 /* The tools' shared main. */
 int nccl_main(const nccl_coll_t *tool, int argc, char **argv);

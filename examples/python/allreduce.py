@@ -1,4 +1,7 @@
-"""PYTHONPATH=python poprun --num-replicas 4 --num-instances 2 python3 allreduce.py"""
+"""poprun --num-replicas 4 --num-instances 2 /usr/bin/python3 examples/python/allreduce.py"""
+from _require import require
+require("numpy", "gcl")                            # or re-run under Debian's python3
+
 import numpy as np
 import gcl
 

@@ -23,22 +23,13 @@ import sys
 import tempfile
 import time
 
-try:
-    import numpy as np
-except ImportError as e:
-    # A python3 earlier on PATH than Debian's (pyenv, a virtualenv) lacks python3-numpy: run
-    # again with Debian's, which has it.
-    if os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3":
-        os.execv("/usr/bin/python3", ["/usr/bin/python3", os.path.abspath(__file__)] +
-                 sys.argv[1:])
-    sys.exit(f"bench_allreduce: {e}: install python3-numpy (scripts/setup)")
+from _require import require  # noqa: E402
 
-try:
-    import gcl
-except ImportError:  # run from a checkout without PYTHONPATH: use its python/ directory
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                    "python"))
-    import gcl
+require("numpy", "gcl")  # or re-run under Debian's python3, which has them
+
+import numpy as np  # noqa: E402
+
+import gcl  # noqa: E402
 
 CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 

@@ -30,28 +30,15 @@ import struct
 import sys
 import time
 
-try:
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
-except ImportError as e:
-    # A python3 earlier on PATH than Debian's (pyenv, a virtualenv) lacks python3-numpy and
-    # python3-torch: run again with Debian's, which has them.
-    if os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3":
-        print(f"train_torch: {sys.executable} has no {e.name}; running /usr/bin/python3",
-              file=sys.stderr, flush=True)
-        os.execv("/usr/bin/python3", ["/usr/bin/python3", os.path.abspath(__file__)] +
-                 sys.argv[1:])
-    sys.exit(f"train_torch: {e}: install python3-numpy and python3-torch (scripts/setup)")
+from _require import require  # noqa: E402
+require("numpy", "torch", "gcl")  # or re-run under Debian's python3, which has them
 
-try:
-    import gcl
-    import popdist
-except ImportError:  # run from a checkout without PYTHONPATH: use its python/ directory
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                    "python"))
-    import gcl
-    import popdist
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import gcl  # noqa: E402
+import popdist  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
 

@@ -40,6 +40,14 @@
  * death themselves and say which instance died (libgcl looks every ~100 ms). mpirun's own
  * teardown signal ends the wait early. */
 #define LINGER_MS 1000
+/* When poprun stops a job, mpirun carries the stop to every wrapper, but a program whose peer
+ * ended first may fail on its own (its peer is gone) just after its wrapper was told. Such a
+ * failure is the stop's doing, not the program's: a program that fails within STOP_RACE_MS of
+ * being told counts as having stopped as asked, and is not reported. A failure later in a
+ * graceful stop (a checkpoint that cannot be written) is. (A wrapper does not wait for a stop
+ * after an unasked failure: survivors that linger are still alive when mpirun tears the job
+ * down, and that costs a second, odls_base_sigkill_timeout.) */
+#define STOP_RACE_MS 100
 
 struct stream {
     int in;  /* read end of the program's pipe, -1 once at EOF */
@@ -77,6 +85,36 @@ static void set_env(const struct plan *p, int rank, const struct poprun_options 
             fprintf(stderr, "%spoprun: %s=%s\n", prefix, env.v[i], eq + 1);
     }
     strvec_free(&env);
+}
+
+#ifndef POPRUN_BIN_TO_LIB
+#define POPRUN_BIN_TO_LIB "../lib"
+#endif
+
+/* POPRUN_LIBGCL: the libgcl installed (or built) beside this poprun, for a program that loads
+ * libgcl at run time (the Python package) to take the library of the poprun that runs it
+ * rather than another build's. Left alone when set, or when there is none. */
+static void export_libgcl(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (getenv("POPRUN_LIBGCL") || n <= 0)
+        return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    static const char *const rel[] = {POPRUN_BIN_TO_LIB, "../lib"}; /* installed; a build */
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        char lib[PATH_MAX + 64];
+        snprintf(lib, sizeof(lib), "%s/%s/libgcl.so.0", exe, rel[i]);
+        char real[PATH_MAX];
+        if (realpath(lib, real) && access(real, R_OK) == 0) {
+            setenv("POPRUN_LIBGCL", lib, 1);
+            return;
+        }
+    }
 }
 
 /* The child: its own process group (orted signals the wrapper's group: only the wrapper decides
@@ -124,6 +162,9 @@ struct supervisor {
     bool stopping;      /* told to stop: the failure is not the program's own */
     bool graceful;      /* poprun's graceful stop: the program ends when it is ready */
     bool teardown;      /* mpirun ends the job (or the wrapper's parent died) */
+    long long stop_at;  /* when the graceful stop's carrier came */
+    long long exit_at;  /* when the program ended */
+    bool expired;       /* a second stop carrier: --graceful-timeout is over, program killed */
     long long kill_at;  /* when to SIGKILL the program, 0 for never */
     long long drain_to; /* when to stop reading after the program exited */
 };
@@ -139,6 +180,7 @@ static void on_signal(struct supervisor *sv, int sfd)
         if (sv->child > 0 && waitpid(sv->child, &st, WNOHANG) == sv->child) {
             sv->status = st;
             sv->child = 0;
+            sv->exit_at = now_ms();
             sv->drain_to = now_ms() + DRAIN_MS;
         }
         return;
@@ -147,8 +189,14 @@ static void on_signal(struct supervisor *sv, int sfd)
     if (sig == SIGUSR1 || sig == SIGUSR2) {
         /* poprun's graceful stop, carried by mpirun: SIGTERM or SIGINT for the program, which
          * takes the time it needs (poprun ends the job after --graceful-timeout). */
-        if (!sv->stopping && sv->child > 0)
+        if (!sv->stopping && sv->child > 0) {
             kill(sv->child, sig == SIGUSR2 ? SIGINT : SIGTERM);
+            sv->stop_at = now_ms();
+        } else if (sv->graceful && sv->child > 0) {
+            /* The stop's second carrier: poprun's --graceful-timeout is over. */
+            kill(sv->child, SIGKILL);
+            sv->expired = true;
+        }
         sv->stopping = sv->graceful = true;
         return;
     }
@@ -199,15 +247,23 @@ static bool stopped_as_asked(int status)
     return code == 0 || code == 128 + SIGTERM || code == 128 + SIGINT;
 }
 
-/* Turns the program's wait status into the wrapper's exit status, reporting a failure. A
- * program that stopped gracefully as asked makes the wrapper exit 0: mpirun would take any
- * other status for a failure and kill the instances still finishing their step and
- * checkpoint; poprun knows it was interrupted and reports that. */
+/* Whether a program in a graceful stop ended as asked, or as the stop's casualty (see
+ * STOP_RACE_MS), or was killed when --graceful-timeout was over. */
+static bool ended_by_stop(const struct supervisor *sv)
+{
+    return stopped_as_asked(sv->status) || sv->expired ||
+           (sv->stop_at && sv->exit_at - sv->stop_at <= STOP_RACE_MS);
+}
+
+/* Turns the program's wait status into the wrapper's exit status, reporting a failure. In a
+ * graceful stop the wrapper exits 0 whatever happened: mpirun would take any other status for
+ * a failure and kill the instances still finishing their step and checkpoint; poprun knows it
+ * was interrupted and reports that, or the failure that a marker names. */
 static int finish(const struct supervisor *sv, int rank, const char *token)
 {
     struct marker m = {rank, MARKER_EXIT, 0};
     int code;
-    if (sv->graceful && stopped_as_asked(sv->status))
+    if (sv->graceful && ended_by_stop(sv))
         return 0;
     if (WIFSIGNALED(sv->status)) {
         m.kind = MARKER_SIGNAL;
@@ -221,6 +277,8 @@ static int finish(const struct supervisor *sv, int rank, const char *token)
         char line[256];
         size_t n = marker_format(line, sizeof(line), token, &m);
         (void)write_all(2, line, n);
+        if (sv->graceful)
+            return 0;
         orphan_watch(getppid()); /* in case this host is cut off from mpirun */
     }
     return code;
@@ -265,7 +323,7 @@ static int run_program(const struct poprun_options *o, int rank, const char *pre
     sigprocmask(SIG_BLOCK, &mask, &oldmask);
     int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
     int report_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
-    struct supervisor sv = {sfd < 0 ? -1 : fork(), 0, false, false, false, 0, 0};
+    struct supervisor sv = {.child = sfd < 0 ? -1 : fork()};
     if (sv.child == 0)
         exec_program(o->program.v, out_p[1], err_p[1], report_fd, &oldmask, prefix);
     if (sv.child > 0)
@@ -388,6 +446,7 @@ int instance_main(const struct poprun_options *o)
     }
     check_placement(&p, rank, prefix);
     set_env(&p, rank, o, prefix);
+    export_libgcl();
     if (setup_host(o, prefix) != 0) {
         plan_free(&p);
         return POPRUN_EXIT_USAGE;

@@ -37,6 +37,12 @@ static void exec_mpirun(char *const argv[], int err_w, bool as_root, const sigse
         setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
         setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     }
+    /* A wrapper exits 0 only when its program did, or stopped as poprun's graceful stop asked.
+     * A program that MPI_Init'ed and then died of the SIGTERM it was given (any program without
+     * a handler) never called MPI_Finalize; mpirun would take that rank for an "improper" exit
+     * and tear the job down by signalling every other wrapper and sleeping a second
+     * (odls_base_sigkill_timeout) before it kills them. Unless the user says otherwise. */
+    setenv("OMPI_MCA_orte_allowed_exit_without_sync", "1", 0);
     if (dup2(err_w, 2) < 0)
         _exit(127);
     execvp(argv[0], argv);
@@ -49,6 +55,8 @@ struct watch {
     int interrupts;
     long long drain_to;
     long long graceful_to; /* when a graceful stop gives up (0: none under way) */
+    int carrier;           /* the signal that carries the stop to the wrappers */
+    int carried_again;     /* the stop's time is up and the carrier was sent again */
     long long failed_to;   /* when mpirun must have ended the job after a failure (0: none) */
     int failure_kills;     /* signals sent to mpirun for that: SIGTERM, then SIGKILL */
 };
@@ -69,15 +77,28 @@ static void start_stop(struct watch *w, int sig, struct outcome *out)
         kill(w->child, SIGTERM);
         return;
     }
-    kill(w->child, sig == SIGINT ? SIGUSR2 : SIGUSR1);
+    w->carrier = sig == SIGINT ? SIGUSR2 : SIGUSR1;
+    kill(w->child, w->carrier);
     w->graceful_to = now_ms() + 1000LL * out->graceful_timeout_s;
 }
 
-/* The graceful stop's time is up: what still runs is killed. */
+/* If mpirun has not ended within this long of the carrier's second trip, it gets SIGTERM. */
+#define EXPIRED_KILL_MS 2000
+
+/* The graceful stop's time is up: what still runs is killed. The carrier goes out again, and
+ * each wrapper kills its program at once and exits 0, so mpirun ends as after a clean run; it
+ * would answer a SIGTERM of its own by signalling every wrapper and then sleeping a second
+ * (odls_base_sigkill_timeout) before it kills them. mpirun gets SIGTERM only if that fails. */
 static void end_stop(struct watch *w, struct outcome *out)
 {
-    w->graceful_to = 0;
     out->graceful_expired = true;
+    if (!w->carried_again) {
+        w->carried_again = 1;
+        kill(w->child, w->carrier);
+        w->graceful_to = now_ms() + EXPIRED_KILL_MS;
+        return;
+    }
+    w->graceful_to = 0;
     kill(w->child, SIGTERM);
 }
 

@@ -62,6 +62,12 @@ bool notice_is_restatement(const char *line, size_t len)
     return false;
 }
 
+bool notice_is_start_failure(const char *line, size_t len)
+{
+    static const char head[] = "ORTE was unable to reliably start one or more daemons";
+    return len >= sizeof(head) - 1 && memcmp(line, head, sizeof(head) - 1) == 0;
+}
+
 bool notice_is_lost_daemon(const char *line, size_t len)
 {
     static const char head[] = "ORTE has lost communication with a remote daemon";

@@ -53,6 +53,10 @@ bool notice_parse_death(const char *line, size_t len, struct notice_death *d);
  * notice, which restates a failure that its next notice names. */
 bool notice_is_restatement(const char *line, size_t len);
 
+/* Whether LINE opens mpirun's notice that it could not start its daemons (on a host ssh could
+ * not reach, say): "ORTE was unable to reliably start one or more daemons." */
+bool notice_is_start_failure(const char *line, size_t len);
+
 /* Whether LINE opens mpirun's notice that it lost a remote daemon. */
 bool notice_is_lost_daemon(const char *line, size_t len);
 

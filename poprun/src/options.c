@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "options_def.h"
 #include "words.h"
@@ -100,8 +101,33 @@ struct occurrence {
     const char *value;
 };
 
+/* Whether WORD can be the program: a path (it has a '/'), or an executable on PATH, as
+ * execvp would find it. */
+static bool names_program(const char *word)
+{
+    if (strchr(word, '/'))
+        return true;
+    const char *path = getenv("PATH");
+    if (!path || !*word)
+        return false;
+    size_t wl = strlen(word);
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t dl = end ? (size_t)(end - p) : strlen(p);
+        char *file = xmalloc(dl + wl + 3);
+        snprintf(file, dl + wl + 3, "%.*s/%s", (int)(dl ? dl : 1), dl ? p : ".", word);
+        bool found = access(file, X_OK) == 0;
+        free(file);
+        if (found || !end)
+            return found;
+        p = end;
+    }
+}
+
 /* Reads the long option ARGV[*I] (it starts with "--"). A boolean given without "=" takes the
- * next word as its value when that word is a boolean (--numa-aware 1), as PopRun does. */
+ * next word as its value when that word is a boolean (--numa-aware 1), as PopRun does; a next
+ * word that is neither a boolean, an option nor a program (--print-topology maybe) is a bad
+ * value, not the program. */
 static int scan_long(int argc, char *const argv[], int *i, struct occurrence *occ, char *err,
                      size_t errlen)
 {
@@ -117,8 +143,15 @@ static int scan_long(int argc, char *const argv[], int *i, struct occurrence *oc
         if (*i + 1 >= argc)
             return errf(err, errlen, "--%s needs a value", d->name);
         occ->value = argv[++*i];
-    } else if (!eq && d->kind == K_BOOL && *i + 1 < argc && opt_parse_bool(argv[*i + 1]) >= 0) {
-        occ->value = argv[++*i];
+    } else if (!eq && d->kind == K_BOOL && *i + 1 < argc) {
+        const char *next = argv[*i + 1];
+        if (opt_parse_bool(next) >= 0)
+            occ->value = argv[++*i];
+        else if (next[0] != '-' && !names_program(next))
+            return errf(err, errlen,
+                        "--%s takes a boolean (1/0, yes/no, on/off, true/false), not '%s' (and "
+                        "'%s' is no program: no such file on PATH)",
+                        d->name, next, next);
     }
     return 0;
 }

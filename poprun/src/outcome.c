@@ -3,6 +3,7 @@
  */
 #include "outcome.h"
 
+#include <ctype.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -67,7 +68,47 @@ static void note_host_lost(struct outcome *o, const char *node)
 
 static bool quiet(const struct outcome *o)
 {
-    return (o->have_failure || o->host_lost || o->interrupt_sig) && o->verbose == 0;
+    return (o->have_failure || o->host_lost || o->interrupt_sig || o->start_failed) &&
+           o->verbose == 0;
+}
+
+/* Passes on the lines kept back before the instances spoke, and stops keeping them. */
+static void release_early(struct outcome *o)
+{
+    for (size_t at = 0; at < o->early_len;) {
+        const char *nl = memchr(o->early + at, '\n', o->early_len - at);
+        if (!o->start_failed || o->verbose)
+            o->emit(o->emit_ctx, o->early + at, (size_t)(nl - (o->early + at)));
+        at = (size_t)(nl - o->early) + 1;
+    }
+    o->early_len = 0;
+    o->launched = true;
+}
+
+/* A line of mpirun's stderr outside its notices, before any instance spoke: kept back (see
+ * outcome.h), the last one as the reason of a start failure. Returns whether it was kept. */
+static bool keep_early(struct outcome *o, const char *line, size_t len)
+{
+    static const char tag[] = "[instance ", own[] = "mpirun";
+    if (o->launched || (len >= sizeof(tag) - 1 && memcmp(line, tag, sizeof(tag) - 1) == 0)) {
+        if (!o->launched)
+            release_early(o);
+        return false;
+    }
+    if (len >= sizeof(own) - 1 && memcmp(line, own, sizeof(own) - 1) == 0)
+        return false; /* mpirun's own word passes */
+    bool kept = !o->verbose && len + 1 <= sizeof(o->early) - o->early_len;
+    if (kept) { /* with -v every line passes at once, in order */
+        memcpy(o->early + o->early_len, line, len);
+        o->early[o->early_len + len] = '\n';
+        o->early_len += len + 1;
+    }
+    size_t n = len < sizeof(o->start_reason) - 1 ? len : sizeof(o->start_reason) - 1;
+    while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
+        n--;
+    memcpy(o->start_reason, line, n);
+    o->start_reason[n] = '\0';
+    return kept;
 }
 
 /* Keeps LINE back, if it fits. */
@@ -146,8 +187,12 @@ static bool is_mpirun_dying(const struct outcome *o, const char *line, size_t le
 void outcome_filter_line(void *ctx, const char *line, size_t len)
 {
     struct outcome *o = ctx;
-    if (take_marker(o, line, len) || is_forwarding_note(o, line, len) ||
-        is_mpirun_dying(o, line, len))
+    if (take_marker(o, line, len)) {
+        if (!o->launched)
+            release_early(o);
+        return;
+    }
+    if (is_forwarding_note(o, line, len) || is_mpirun_dying(o, line, len))
         return;
     bool frame = notice_is_frame(line, len), first = o->opened;
     struct notice_death d;
@@ -155,6 +200,8 @@ void outcome_filter_line(void *ctx, const char *line, size_t len)
     o->opened = false;
     if (first && !frame && notice_parse_death(line, len, &d))
         note_wrapper_death(o, &d);
+    if (first && !frame && !o->launched && notice_is_start_failure(line, len))
+        o->start_failed = true;
     if (!frame && notice_parse_lost_node(line, len, node))
         note_host_lost(o, node);
     switch (o->notice) {
@@ -163,7 +210,7 @@ void outcome_filter_line(void *ctx, const char *line, size_t len)
          * decides it is mpirun's next notice. */
         if (frame)
             open_notice(o, line, len);
-        else
+        else if (!keep_early(o, line, len))
             o->emit(o->emit_ctx, line, len);
         return;
     case OUTCOME_HEAD:
@@ -197,6 +244,7 @@ void outcome_filter_line(void *ctx, const char *line, size_t len)
 void outcome_filter_finish(struct outcome *o)
 {
     release(o);
+    release_early(o);
     o->notice = OUTCOME_OUT;
     o->opened = false;
 }
@@ -299,10 +347,37 @@ static int failure_status(const struct outcome *o, const struct plan *p, char *m
     return m->value;
 }
 
+/* The host a start failure's REASON names (ssh names the host it could not reach, sometimes cut
+ * at its first dot), else the first host other than this one. */
+static const char *unreachable_host(const struct plan *p, const char *reason)
+{
+    const char *other = NULL;
+    for (int h = 0; h < p->hosts.n; h++) {
+        const char *name = p->hosts.v[h];
+        size_t short_len = strcspn(name, ".");
+        for (const char *at = reason; *at; at++) {
+            if (strncmp(at, name, short_len) == 0 &&
+                !(isalnum((unsigned char)at[short_len]) || at[short_len] == '-') &&
+                (at == reason || !(isalnum((unsigned char)at[-1]) || at[-1] == '-')))
+                return name;
+        }
+        if (!other && strcmp(name, "localhost") != 0)
+            other = name;
+    }
+    return other ? other : p->hosts.n ? p->hosts.v[0] : "?";
+}
+
 int outcome_exit_status(const struct outcome *o, const struct plan *p, char *msg, size_t msglen)
 {
     char sn[32];
     msg[0] = '\0';
+    if (o->start_failed && !o->have_failure) {
+        snprintf(msg, msglen, "cannot start instances on host '%s': %s",
+                 unreachable_host(p, o->start_reason),
+                 o->start_reason[0] ? o->start_reason
+                                    : "mpirun could not start its daemon there (see -v)");
+        return 1;
+    }
     if (o->host_lost)
         return host_lost_status(o, p, msg, msglen);
     if (o->have_failure) {

@@ -55,11 +55,21 @@ struct outcome {
      * no): instances whose marker never came ran where mpirun's daemon could not be reached. */
     int overdue_s;
     unsigned char reported[OUTCOME_INSTANCES_MAX / 8]; /* instances whose marker came */
+    /* mpirun could not start its daemons (ssh could not reach a host); START_REASON is the last
+     * line mpirun's launcher (ssh) wrote before mpirun said so. */
+    bool start_failed;
+    char start_reason[512];
     /* Filter state. */
     enum outcome_notice notice;
     bool opened;                 /* the last line opened a notice */
     char held[OUTCOME_HELD_MAX]; /* lines kept back, each ended by '\n' */
     size_t held_len;
+    /* Until an instance speaks, lines of mpirun's stderr outside its notices (ssh's, before a
+     * daemon failed to start) are kept back: they are the reason of a start failure, said in
+     * one line, or are passed on when an instance's first line (or the end) comes. */
+    bool launched;
+    char early[OUTCOME_HELD_MAX];
+    size_t early_len;
 };
 
 /* A linebuf_fn for mpirun's stderr, with CTX an outcome: takes status markers out of the lines,
@@ -89,6 +99,10 @@ void outcome_filter_finish(struct outcome *o);
  *    killed"                                               -> 143
  *   "host h2 is lost: mpirun lost contact with its daemon (instance 1 ran there)"
  *                                                          -> 1, or mpirun's non-zero status
+ *   "cannot start instances on host 'h2': ssh: connect to host h2 port 22: Connection refused"
+ *                                                          -> 1 (mpirun could not start its
+ *                                                               daemon there; its notice is
+ *                                                               dropped unless verbose)
  *   "mpirun exited with status 1"                          -> 1 (mpirun's own failures)
  * After an overdue failure (overdue_s) the line goes on with the instances never heard from:
  *   "...; mpirun did not end the job within 10 s: host h2 is unreachable (instances 2, 3 there

@@ -22,19 +22,19 @@ from ._buffers import PhantomBuffer
 from ._comm import Comm, Request, algorithms
 from ._context import Ctx
 from ._instance import Instance, init
-from ._lib import path as library_path
+from ._lib import path as library_path, source as library_source
 from ._types import DTYPES, GROUPS, NUMPY as NUMPY_DTYPES, OPS, check_op
 from .errors import (AbortedError, GclError, InProgressError, InternalError,
                      InvalidArgumentError, MismatchError, MpiError, NoHostMemoryError,
                      NotSupportedError, OutOfMemoryError, PeerFailedError, SystemCallError,
                      TimeoutError, TransportError)
 
-__version__ = "0.1.0"
+from ._version import __version__  # libgcl's (gcl/version.h); the library must be the same
 
 __all__ = [
     "init", "Instance", "Ctx", "Comm", "Request", "PhantomBuffer", "algorithms", "check_op",
-    "DTYPES", "OPS", "GROUPS", "NUMPY_DTYPES", "library_path", "errors", "GclError",
-    "InvalidArgumentError", "OutOfMemoryError", "NoHostMemoryError", "MismatchError",
+    "DTYPES", "OPS", "GROUPS", "NUMPY_DTYPES", "library_path", "library_source", "errors",
+    "GclError", "InvalidArgumentError", "OutOfMemoryError", "NoHostMemoryError", "MismatchError",
     "PeerFailedError", "SystemCallError", "MpiError", "TransportError", "NotSupportedError",
     "AbortedError", "InternalError", "InProgressError",
 ]

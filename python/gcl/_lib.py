@@ -2,10 +2,16 @@
 
 The library is looked for, in order:
   1. the file that GCL_LIBRARY names (nothing else is tried when it is set);
-  2. the library `cmake --install` put next to this package (recorded in _install.py);
-  3. build/lib/libgcl.so of the checkout this package sits in (python/gcl -> ../../build), or of
-     GCL_BUILD_DIR when that is set (relative to the checkout unless absolute);
-  4. libgcl.so.0 on the dynamic loader's path.
+  2. the libgcl of this package's install prefix (recorded in _install.py by pip install or
+     cmake --install);
+  3. under poprun, the libgcl of the poprun that runs this program (POPRUN_LIBGCL, which
+     poprun's instance wrapper sets to the library installed or built beside it);
+  4. in the project's checkout (PYTHONPATH=python), its build: build/lib/libgcl.so, or that of
+     GCL_BUILD_DIR (relative to the checkout unless absolute);
+  5. libgcl.so.0 on the dynamic loader's path.
+A candidate whose file does not exist is skipped; the first that exists is loaded, and its
+version must be this package's (gcl/include/gcl/version.h): another is one ImportError that
+names both, never a silent use of another build's library.
 
 Every call through a ctypes.CDLL releases the GIL for its duration, so IPU threads blocked in a
 collective let the others run Python.
@@ -19,22 +25,38 @@ import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_size_t, c_uint,
                     c_void_p)
 
+from ._version import __version__ as VERSION
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _CHECKOUT = os.path.dirname(os.path.dirname(_HERE))
 
 
+def _in_checkout():
+    """Whether this package is the python/gcl of the project's checkout, not an installed copy."""
+    try:
+        from . import _install  # noqa: F401
+        return False
+    except ImportError:
+        return os.path.isfile(os.path.join(_CHECKOUT, "gcl", "include", "gcl", "version.h"))
+
+
 def _candidates():
-    """(path, why) pairs to try, in order."""
+    """(path, why) pairs to try, in order (see the module's doc)."""
     out = []
     try:
-        from . import _install  # written by `cmake --install`
-        out += [(p, "installed with this package") for p in _install.LIBRARIES]
+        from . import _install  # written by pip install or cmake --install
+        out += [(p, "the library of this package's install prefix") for p in _install.LIBRARIES]
     except ImportError:
         pass
-    build = os.environ.get("GCL_BUILD_DIR", "build")
-    if not os.path.isabs(build):
-        build = os.path.join(_CHECKOUT, build)
-    out.append((os.path.join(build, "lib", "libgcl.so"), "the checkout's build"))
+    poprun_lib = os.environ.get("POPRUN_LIBGCL")
+    if poprun_lib and os.environ.get("POPDIST_NUM_TOTAL_REPLICAS"):
+        out.append((poprun_lib, "the library of the poprun that runs this program"))
+    build = os.environ.get("GCL_BUILD_DIR")
+    if build or _in_checkout():
+        build = build or "build"
+        if not os.path.isabs(build):
+            build = os.path.join(_CHECKOUT, build)
+        out.append((os.path.join(build, "lib", "libgcl.so"), "the build of this checkout"))
     out.append(("libgcl.so.0", "the dynamic loader's path"))
     return out
 
@@ -46,10 +68,10 @@ def _load():
     # handler is put back afterwards in any case.
     os.environ.setdefault("IPATH_NO_BACKTRACE", "1")
     try:
-        lib, where = _open()
+        found = _open()
     finally:
         _restore_sigint()
-    return lib, where
+    return found
 
 
 def _restore_sigint():
@@ -66,7 +88,7 @@ def _open():
     named = os.environ.get("GCL_LIBRARY")
     if named:
         try:
-            return ctypes.CDLL(named, mode=mode), named
+            return _checked(ctypes.CDLL(named, mode=mode), named, "GCL_LIBRARY")
         except OSError as e:
             raise ImportError(f"gcl: cannot load GCL_LIBRARY={named}: {e}") from None
     tried = []
@@ -75,14 +97,26 @@ def _open():
             tried.append(f"{path} ({why}): no such file")
             continue
         try:
-            return ctypes.CDLL(path, mode=mode), path
+            return _checked(ctypes.CDLL(path, mode=mode), path, why)
         except OSError as e:
             tried.append(f"{path} ({why}): {e}")
     raise ImportError("gcl: cannot find libgcl; build it (cmake --build build) or set "
                       "GCL_LIBRARY to its path. Tried:\n  " + "\n  ".join(tried))
 
 
-lib, path = _load()
+def _checked(handle, path, why):
+    """(HANDLE, PATH, WHY) when the library's version is this package's; else ImportError."""
+    handle.gcl_version_string.restype = c_char_p
+    handle.gcl_version_string.argtypes = []
+    have = (handle.gcl_version_string() or b"?").decode(errors="replace")
+    if VERSION != "unknown" and have != VERSION:
+        raise ImportError(f"gcl {VERSION} cannot use {path} ({why}): it is libgcl {have}; set "
+                          f"GCL_LIBRARY to a libgcl {VERSION}, or install this package from "
+                          f"that library's own build")
+    return handle, path, why
+
+
+lib, path, source = _load()
 
 
 class Group(Structure):
@@ -127,6 +161,7 @@ _PROTOS = {
     "gcl_init": (_st, [POINTER(Config), POINTER(_p)]),
     "gcl_init_error": (c_char_p, []),
     "gcl_version": (c_int, []),
+    "gcl_version_string": (c_char_p, []),
     "gcl_finalize": (_st, [_p]),
     "gcl_run": (_st, [_p, PROGRAM, _p]),
     "gcl_instance_error": (c_char_p, [_p]),

@@ -3,6 +3,9 @@
 import json
 import os
 import re
+import subprocess
+
+import pytest
 
 from helpers import CHECKOUT, PYTHON, by_instance, poprun, run
 
@@ -43,3 +46,42 @@ def test_bench_allreduce_runs_both_sides(tmp_path):
 def test_bench_allreduce_bad_arguments():
     r = run([PYTHON, os.path.join(EXAMPLES, "bench_allreduce.py"), "--size", "3"])
     assert r.returncode == 2 and "expected a multiple of 4 bytes" in r.stderr, r.stderr
+
+
+# Every example started with an interpreter that lacks numpy (a venv without the system's
+# packages, as a pyenv python3 is): it runs again under Debian's, saying so in one line, or,
+# when that one lacks them too, stops with one line naming the interpreter and the fix.
+SCRIPTS = {"allreduce.py": [], "bench_allreduce.py": ["--help"], "train_torch.py": ["--help"]}
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bare") / "v"
+    r = subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(d)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    py = str(d / "bin" / "python")
+    assert subprocess.run([py, "-c", "import numpy"], capture_output=True).returncode == 1
+    return py
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_example_without_numpy_reruns_under_debians_python(bare_python, script):
+    r = run([bare_python, os.path.join(EXAMPLES, script)] + SCRIPTS[script], timeout=240,
+            GCL_PYTHON=PYTHON)
+    assert r.returncode == 0, r.stdout + r.stderr
+    first = r.stderr.splitlines()[0]
+    assert first == f"{script}: {bare_python} has no numpy; running it with {PYTHON}", r.stderr
+    assert r.stdout.strip(), r.stdout
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_example_without_numpy_anywhere_says_so_in_one_line(bare_python, script):
+    r = run([bare_python, os.path.join(EXAMPLES, script)] + SCRIPTS[script], timeout=120,
+            GCL_PYTHON=bare_python)
+    assert r.returncode == 1 and r.stdout == "", r.stdout + r.stderr
+    deb = "python3-numpy python3-torch" if script == "train_torch.py" else "python3-numpy"
+    miss = "numpy, torch" if script == "train_torch.py" else "numpy"
+    assert r.stderr == (f"{script}: {bare_python} has no {miss}: run it with Debian's "
+                        f"/usr/bin/python3 (apt-get install {deb}, as scripts/setup does), or a "
+                        "venv made from it with --system-site-packages\n"), r.stderr

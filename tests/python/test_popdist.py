@@ -1,6 +1,7 @@
 """popdist's values under poprun (each instance prints them; the test knows what poprun must
-have set), without poprun, and with malformed variables; and the issue's acceptance check: numpy
-arrays of f32, f16 and i32 all-reduced over 4 replicas in 2 instances."""
+have set), without poprun, and with malformed variables; init, execute_on_instances and
+getDeviceId in the way Graphcore's published scripts call them; and the issue's acceptance
+check: numpy arrays of f32, f16 and i32 all-reduced over 4 replicas in 2 instances."""
 
 import json
 
@@ -11,7 +12,7 @@ from helpers import PYTHON, by_instance, poprun, run
 PRINT = ("import json, popdist as p; print(json.dumps([p.isPopdistEnvSet(), p.getNumInstances(), "
          "p.getInstanceIndex(), p.getLocalInstanceIndex(), p.getNumTotalReplicas(), "
          "p.getNumLocalReplicas(), p.getReplicaIndexOffset(), p.getNumIpusPerReplica(), "
-         "p.isUniformReplicasPerInstance()]))")
+         "p.isUniformReplicasPerInstance(), p.getDeviceId()]))")
 
 
 @pytest.mark.parametrize("replicas, instances, ipr", [(4, 2, 1), (6, 3, 2), (2, 2, 1)])
@@ -22,10 +23,13 @@ def test_values_under_poprun(replicas, instances, ipr):
     lines = by_instance(r.stdout)
     assert sorted(lines) == list(range(instances))
     local = replicas // instances
+    # gc-info's numbering of a partition of 4, 8 or 16 IPUs: the singles, then the pairs, ...
+    device = {(4, 2, 1): [4, 5], (6, 3, 2): [24, 25, 26], (2, 2, 1): [0, 1]}
     for i in range(instances):
         got = json.loads(lines[i][-1])
         # One host: the local index is the instance index.
-        assert got == [True, instances, i, i, replicas, local, i * local, ipr, True], got
+        assert got == [True, instances, i, i, replicas, local, i * local, ipr, True,
+                       device[replicas, instances, ipr][i]], got
 
 
 def test_values_without_poprun():
@@ -36,7 +40,7 @@ def test_values_without_poprun():
                                "POPDIST_UNIFORM_REPLICAS_PER_INSTANCE")}
     r = run([PYTHON, "-c", PRINT], **clear)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == [False, 1, 0, 0, 1, 1, 0, 1, True]
+    assert json.loads(r.stdout) == [False, 1, 0, 0, 1, 1, 0, 1, True, 0]
 
 
 def test_malformed_values_read_as_defaults_like_libgcl():
@@ -47,7 +51,104 @@ def test_malformed_values_read_as_defaults_like_libgcl():
     assert r.returncode == 0, r.stderr
     # strtol's rules: leading blanks and a sign are fine, anything after the digits is not. A
     # local replica count that is not positive falls back to the total over the instances.
-    assert json.loads(r.stdout) == [True, 1, 0, 0, 8, 8, 0, 2, True]
+    assert json.loads(r.stdout) == [True, 1, 0, 0, 8, 8, 0, 2, True, 30]  # 16 IPUs: 16+8+4+2
+
+
+# The way Graphcore's published training scripts use popdist: init under poprun, the replica
+# counts for the batch and the data shard, the device to attach to, and the checkpoint written
+# by instance 0 only.
+PUBLISHED = """
+import os, sys, popdist
+ckpt_dir = sys.argv[1]
+def persist_checkpoint(state, path, *, step):
+    with open(os.path.join(path, f"ckpt-{step}.txt"), "w") as f:
+        f.write(f"{state} written by instance {popdist.getInstanceIndex()}")
+    return "saved"
+if popdist.isPopdistEnvSet():
+    popdist.init()
+    popdist.init()  # again: harmless
+    replicas = popdist.getNumTotalReplicas()
+    local = popdist.getNumLocalReplicas()
+    shard = list(range(24))[popdist.getReplicaIndexOffset():][:local]
+    device = popdist.getDeviceId(popdist.getNumIpusPerReplica())
+else:
+    replicas, local, shard, device = 1, 1, [0], 0
+r = popdist.execute_on_instances({0}, persist_checkpoint, "weights", ckpt_dir, step=7)
+print(popdist.getInstanceIndex(), popdist.getNumInstances(), replicas, local, shard, device, r)
+"""
+
+
+def test_published_usage_under_poprun(tmp_path):
+    r = poprun(4, 2, [PYTHON, "-c", PUBLISHED, str(tmp_path)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = by_instance(r.stdout)
+    assert lines[0][-1] == "0 2 4 2 [0, 1] 4 saved", lines
+    assert lines[1][-1] == "1 2 4 2 [2, 3] 5 None", lines
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt-7.txt"]
+    assert (tmp_path / "ckpt-7.txt").read_text() == "weights written by instance 0"
+
+
+def test_published_usage_without_poprun(tmp_path):
+    r = run([PYTHON, "-c", PUBLISHED, str(tmp_path)], POPDIST_NUM_INSTANCES=None,
+            POPDIST_INSTANCE_INDEX=None, POPDIST_NUM_TOTAL_REPLICAS=None,
+            POPDIST_NUM_LOCAL_REPLICAS=None, POPDIST_REPLICA_INDEX_OFFSET=None)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0 1 1 1 [0] 0 saved"
+    assert (tmp_path / "ckpt-7.txt").read_text() == "weights written by instance 0"
+
+
+CHECKS = """
+import popdist
+popdist.init()  # outside poprun: nothing to check, no error
+for bad in ({1}, {0, 3, -1}):
+    try:
+        popdist.execute_on_instances(bad, print, "never")
+    except ValueError as e:
+        print(e)
+try:
+    popdist.execute_on_instances(0, print)
+except TypeError as e:
+    print(e)
+try:
+    popdist.getDeviceId(0)
+except ValueError as e:
+    print(e)
+print(popdist.execute_on_instances(range(1), lambda: "ran"))
+"""
+
+
+def test_bad_arguments_are_one_clear_error():
+    r = run([PYTHON, "-c", CHECKS], POPDIST_NUM_INSTANCES=None, POPDIST_INSTANCE_INDEX=None,
+            POPDIST_NUM_TOTAL_REPLICAS=None, POPDIST_NUM_LOCAL_REPLICAS=None)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "popdist.execute_on_instances: instance 1 not in this job of 1 instance (0 to 0)",
+        "popdist.execute_on_instances: instances -1, 3 not in this job of 1 instance (0 to 0)",
+        "popdist.execute_on_instances: instances must be a set of instance indices, not int",
+        "popdist.getDeviceId: ipus_per_replica must be a positive integer, not 0",
+        "ran"]
+
+
+@pytest.mark.parametrize("env, why", [
+    (dict(POPDIST_NUM_TOTAL_REPLICAS="8", POPDIST_NUM_LOCAL_REPLICAS="4",
+          POPDIST_REPLICA_INDEX_OFFSET="6"),
+     "POPDIST_REPLICA_INDEX_OFFSET=6 is not the first replica of an instance (8 replicas in "
+     "blocks of 4)"),
+    (dict(POPDIST_NUM_TOTAL_REPLICAS="8", POPDIST_NUM_LOCAL_REPLICAS="3"),
+     "POPDIST_NUM_TOTAL_REPLICAS=8 is not a multiple of POPDIST_NUM_LOCAL_REPLICAS=3"),
+    (dict(POPDIST_NUM_TOTAL_REPLICAS="two"),
+     "POPDIST_NUM_TOTAL_REPLICAS='two' is not an integer from 1"),
+    (dict(POPDIST_NUM_TOTAL_REPLICAS="8", POPDIST_NUM_LOCAL_REPLICAS="4",
+          POPDIST_NUM_INSTANCES="2", POPDIST_INSTANCE_INDEX="2"),
+     "POPDIST_NUM_INSTANCES=2 and POPDIST_INSTANCE_INDEX=2 do not match 8 replicas in blocks "
+     "of 4"),
+])
+def test_init_refuses_a_malformed_environment(env, why):
+    clear = {k: None for k in ("POPDIST_NUM_INSTANCES", "POPDIST_INSTANCE_INDEX",
+                               "POPDIST_REPLICA_INDEX_OFFSET", "POPDIST_NUM_LOCAL_REPLICAS")}
+    r = run([PYTHON, "-c", "import popdist; popdist.init()"], **{**clear, **env})
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines()[-1] == f"ValueError: popdist.init: {why}"
 
 
 ACCEPT = """

@@ -88,6 +88,24 @@ for b in numa-aware print-topology offline-mode allow-run-as-root update-partiti
   expect_usage_error "bad --$b" \
     "--$b takes a boolean (1/0, yes/no, on/off, true/false), not 'maybe'" "--$b=maybe" "$PROBE"
 done
+# A boolean's value as the next word is checked unless that word is an option or a program.
+for b in print-topology numa-aware offline-mode dry-run; do
+  expect_usage_error "bad --$b maybe" \
+    "--$b takes a boolean (1/0, yes/no, on/off, true/false), not 'maybe' (and 'maybe' is no program: no such file on PATH)" \
+    "--$b" maybe "$PROBE"
+done
+run "$POPRUN" --dry-run --print-topology "$PROBE"
+if [ "$rc" -eq 0 ] && grep -q -- "-- $PROBE\$" "$tmp/out"; then
+  ok "--print-topology PROGRAM: the program, not a value"
+else
+  bad "--print-topology PROGRAM" "exit $rc" "$(cat "$tmp/out" "$tmp/err")"
+fi
+run "$POPRUN" --dry-run --print-topology sh -c true
+if [ "$rc" -eq 0 ] && grep -q -- "-- sh -c true\$" "$tmp/out"; then
+  ok "--print-topology sh (a program on PATH): the program"
+else
+  bad "--print-topology sh" "exit $rc" "$(cat "$tmp/out" "$tmp/err")"
+fi
 expect_usage_error "bad --process-placement" \
   "--process-placement takes one of spreadnuma,disabled, not 'roundrobin'" \
   --process-placement roundrobin "$PROBE"
@@ -141,7 +159,7 @@ if [ "$rc" -eq 0 ] && grep -q '^Usage: poprun \[options\] PROGRAM' "$tmp/out" &&
 else
   bad "--help" "exit $rc, missing:$missing, rows $rows" "$(head -20 "$tmp/out")"
 fi
-for readme in poprun/README.md README.md; do
+for readme in poprun/README.md docs/poprun.md; do
   path="$(dirname "$0")/../../../$readme"
   if python3 -c 'import sys; sys.exit(open(sys.argv[2]).read().find(open(sys.argv[1]).read()) < 0)' \
     "$tmp/table" "$path"; then

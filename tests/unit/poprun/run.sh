@@ -138,4 +138,22 @@ else
   bad "no mpirun message" "$(cat "$tmp/err")"
 fi
 
+# A host mpirun cannot reach (".invalid" never resolves): one line with ssh's reason, exit 1;
+# mpirun's banner only with -v.
+run timeout 60 "$POPRUN" --host nosuchhost.invalid "$PROBE"
+expect_rc "unreachable host" 1
+if [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+  grep -q "^poprun: cannot start instances on host 'nosuchhost.invalid': ssh: ." "$tmp/err"; then
+  ok "unreachable host: one line, $(cat "$tmp/err")"
+else
+  bad "unreachable host message" "$(cat "$tmp/err")"
+fi
+run timeout 60 "$POPRUN" -v --host nosuchhost.invalid "$PROBE"
+if [ "$rc" -eq 1 ] && grep -q "^ORTE was unable to reliably start one or more daemons" "$tmp/err" &&
+  tail -n 1 "$tmp/err" | grep -q "^poprun: cannot start instances on host 'nosuchhost.invalid': "; then
+  ok "unreachable host with -v: mpirun's banner, then the line"
+else
+  bad "unreachable host with -v: exit $rc" "$(cat "$tmp/err")"
+fi
+
 finish

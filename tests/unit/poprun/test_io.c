@@ -424,6 +424,53 @@ static void test_exit_status(void **state)
     strvec_free(&hosts);
 }
 
+/* mpirun could not start a daemon: ssh's line and mpirun's banner become one line (exit 1);
+ * with -v both pass, in order; once an instance spoke, the lines kept back pass. */
+static void test_start_failure(void **state)
+{
+    (void)state;
+    const char *ssh = "ssh: connect to host h2 port 22: Connection refused";
+    const char *const lines[] = {ssh,
+                                 frame,
+                                 "ORTE was unable to reliably start one or more daemons.",
+                                 "This usually is caused by:",
+                                 frame,
+                                 NULL};
+    struct sink s = {{0}, 0};
+    struct outcome o = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    feed_lines(&o, lines);
+    outcome_filter_finish(&o);
+    assert_string_equal(s.buf, "");
+    assert_true(o.start_failed);
+
+    struct plan p;
+    struct strvec hosts = STRVEC_INIT;
+    strvec_push(&hosts, "h1");
+    strvec_push(&hosts, "h2.example.org");
+    struct plan_request req = {2, 2, 1, 0, &hosts};
+    char msg[512], err[256];
+    assert_int_equal(plan_layout(&req, 1, &p, err, sizeof(err)), 0);
+    o.mpirun_status = 255 << 8;
+    assert_int_equal(outcome_exit_status(&o, &p, msg, sizeof(msg)), 1);
+    assert_string_equal(msg, "cannot start instances on host 'h2.example.org': ssh: connect to "
+                             "host h2 port 22: Connection refused");
+
+    reset(&s);
+    struct outcome v = {.token = "tok", .verbose = 1, .emit = collect, .emit_ctx = &s};
+    feed_lines(&v, lines);
+    outcome_filter_finish(&v);
+    assert_non_null(strstr(s.buf, ssh));
+    assert_true(strstr(s.buf, ssh) < strstr(s.buf, "ORTE was unable"));
+
+    reset(&s);
+    struct outcome r = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    feed_lines(&r, (const char *const[]){"a warning of mpirun's", "[instance 0] hello", NULL});
+    assert_string_equal(s.buf, "a warning of mpirun's|[instance 0] hello|");
+    assert_false(r.start_failed);
+    plan_free(&p);
+    strvec_free(&hosts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_filter_wrapper_death),
         cmocka_unit_test(test_filter_held),
         cmocka_unit_test(test_exit_status),
+        cmocka_unit_test(test_start_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,7 +113,7 @@ static void test_boolean_forms(void **state)
         {{"--numa-aware", "1", "p"}, 1, 2},    {{"--numa-aware", "no", "p"}, 0, 2},
         {{"--numa-aware=yes", "p"}, 1, 1},     {{"--numa-aware=OFF", "p"}, 0, 1},
         {{"--numa-aware", "On", "p"}, 1, 2},   {{"--numa-aware", "false", "p"}, 0, 2},
-        {{"--numa-aware", "p", "1"}, 1, 1},    {{"--numa-aware=0", "--", "p"}, 0, 2},
+        {{"--numa-aware", "--", "p"}, 1, 2},   {{"--numa-aware=0", "--", "p"}, 0, 2},
         {{"--numa-aware", "TRUE", "p"}, 1, 2},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -126,6 +126,20 @@ static void test_boolean_forms(void **state)
         assert_string_equal(o.program.v[0], "p");
         options_free(&o);
     }
+    /* The next word is the program when it is a path or on PATH, else a bad value. */
+    struct poprun_options o;
+    char err[256] = "";
+    assert_int_equal(PARSE(&o, err, "--numa-aware", "./p", "1"), 0);
+    assert_int_equal(o.numa_aware, 1);
+    assert_string_equal(o.program.v[0], "./p");
+    options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--numa-aware", "sh"), 0);
+    assert_string_equal(o.program.v[0], "sh");
+    options_free(&o);
+    assert_int_not_equal(PARSE(&o, err, "--print-topology", "maybe", "p"), 0);
+    assert_string_equal(err, "--print-topology takes a boolean (1/0, yes/no, on/off, true/false), "
+                             "not 'maybe' (and 'maybe' is no program: no such file on PATH)");
+    options_free(&o);
 }
 
 /* The forms of Graphcore's published training scripts. */
