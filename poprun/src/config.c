@@ -12,7 +12,9 @@
  * (the program's arguments, split into words by the rules of words.h). The value is the rest of
  * the line with surrounding blanks removed, taken literally. '#' starts a comment line.
  */
-#include "options.h"
+#include "config.h"
+
+#include "options_table.h"
 #include "words.h"
 
 #include <errno.h>

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "hostlist.h"
 #include "launch.h"
 #include "mpirun_cmd.h"

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "options_def.h"
+#include "config.h"
+#include "options_table.h"
 #include "words.h"
 
 void options_init(struct poprun_options *o)
@@ -66,35 +67,6 @@ void options_report_no_effect(const struct poprun_options *o, FILE *f)
     }
 }
 
-static const struct opt_def *find_long(const char *name, size_t len)
-{
-    for (size_t i = 0; i < opt_count; i++) {
-        if (strlen(opt_table[i].name) == len && strncmp(opt_table[i].name, name, len) == 0)
-            return &opt_table[i];
-    }
-    return NULL;
-}
-
-static const struct opt_def *find_short(char c)
-{
-    for (size_t i = 0; i < opt_count; i++) {
-        if (opt_table[i].short_name == c)
-            return &opt_table[i];
-    }
-    return NULL;
-}
-
-int options_set(struct poprun_options *o, const char *name, const char *value, char *err,
-                size_t errlen)
-{
-    const struct opt_def *d = find_long(name, strlen(name));
-    if (!d || (d->flags & F_HIDDEN))
-        return errf(err, errlen, "unknown option '%s'", name);
-    if (!(d->flags & F_CONFIG))
-        return errf(err, errlen, "%s cannot be set in a config file", name);
-    return opt_apply(o, d, value, err, errlen);
-}
-
 /* One option occurrence found on the command line, applied after --import-config. */
 struct occurrence {
     const struct opt_def *def;
@@ -134,7 +106,7 @@ static int scan_long(int argc, char *const argv[], int *i, struct occurrence *oc
     const char *arg = argv[*i] + 2;
     const char *eq = strchr(arg, '=');
     size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-    const struct opt_def *d = find_long(arg, len);
+    const struct opt_def *d = opt_find_long(arg, len);
     if (!d)
         return errf(err, errlen, "unknown option '--%.*s' (see poprun --help)", (int)len, arg);
     occ->def = d;
@@ -161,7 +133,7 @@ static int scan_short(int argc, char *const argv[], int *i, struct occurrence *o
                       char *err, size_t errlen)
 {
     for (const char *p = argv[*i] + 1; *p; p++) {
-        const struct opt_def *d = find_short(*p);
+        const struct opt_def *d = opt_find_short(*p);
         if (!d)
             return errf(err, errlen, "unknown option '-%c' (see poprun --help)", *p);
         struct occurrence *oc = &occ[(*nocc)++];
@@ -339,64 +311,4 @@ void options_print_markdown(FILE *f)
         put_cell(f, d->here ? d->here : "The same.");
         fputs(" |\n", f);
     }
-}
-
-/* Calls FN for each word of the -x list TEXT. */
-static int visit_words(const char *name, const char *text,
-                       int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
-{
-    struct strvec words = STRVEC_INIT;
-    char err[128];
-    int rc = words_split(text, &words, err, sizeof(err));
-    for (int i = 0; rc == 0 && i < words.n; i++)
-        rc = fn(ctx, name, words.v[i]);
-    strvec_free(&words);
-    return rc;
-}
-
-/* The text of D's value in O for a config file, in BUF or the field itself; NULL when unset. */
-static const char *config_value(const struct poprun_options *o, const struct opt_def *d, char *buf,
-                                size_t len)
-{
-    const void *field = (const char *)o + d->offset;
-    int v = *(const int *)field;
-    switch (d->kind) {
-    case K_POSINT:
-    case K_PORT:
-    case K_SECONDS:
-        /* Unset: num-ilds 0 is "auto"; ports and timeouts 0 were not given. */
-        if (v <= 0)
-            return NULL;
-        break;
-    case K_NONNEG:
-        if (v < 0) /* only-output-from-instance -1 is "all" */
-            return NULL;
-        break;
-    case K_COUNT:
-        break;
-    case K_BOOL:
-        return v < 0 ? NULL : v ? "true" : "false";
-    default:
-        return *(char *const *)field;
-    }
-    snprintf(buf, len, "%d", v);
-    return buf;
-}
-
-int options_table_visit(const struct poprun_options *o,
-                        int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
-{
-    for (size_t i = 0; i < opt_count; i++) {
-        const struct opt_def *d = &opt_table[i];
-        char buf[32];
-        if (!(d->flags & F_CONFIG))
-            continue;
-        const char *value = config_value(o, d, buf, sizeof(buf));
-        if (!value)
-            continue;
-        int rc = d->kind == K_ENV ? visit_words(d->name, value, fn, ctx) : fn(ctx, d->name, value);
-        if (rc != 0)
-            return -1;
-    }
-    return 0;
 }

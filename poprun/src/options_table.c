@@ -7,7 +7,7 @@
  * a well-formed value and reported once as having no effect, since there is no V-IPU server or
  * partition to manage for simulated IPUs.
  */
-#include "options_def.h"
+#include "options_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,4 +322,93 @@ int opt_apply(struct poprun_options *o, const struct opt_def *d, const char *val
     default:
         return apply_text(o, d, value, err, errlen);
     }
+}
+
+const struct opt_def *opt_find_long(const char *name, size_t len)
+{
+    for (size_t i = 0; i < opt_count; i++) {
+        if (strlen(opt_table[i].name) == len && strncmp(opt_table[i].name, name, len) == 0)
+            return &opt_table[i];
+    }
+    return NULL;
+}
+
+const struct opt_def *opt_find_short(char c)
+{
+    for (size_t i = 0; i < opt_count; i++) {
+        if (opt_table[i].short_name == c)
+            return &opt_table[i];
+    }
+    return NULL;
+}
+
+int options_set(struct poprun_options *o, const char *name, const char *value, char *err,
+                size_t errlen)
+{
+    const struct opt_def *d = opt_find_long(name, strlen(name));
+    if (!d || (d->flags & F_HIDDEN))
+        return errf(err, errlen, "unknown option '%s'", name);
+    if (!(d->flags & F_CONFIG))
+        return errf(err, errlen, "%s cannot be set in a config file", name);
+    return opt_apply(o, d, value, err, errlen);
+}
+
+/* Calls FN for each word of the -x list TEXT. */
+static int visit_words(const char *name, const char *text,
+                       int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
+{
+    struct strvec words = STRVEC_INIT;
+    char err[128];
+    int rc = words_split(text, &words, err, sizeof(err));
+    for (int i = 0; rc == 0 && i < words.n; i++)
+        rc = fn(ctx, name, words.v[i]);
+    strvec_free(&words);
+    return rc;
+}
+
+/* The text of D's value in O for a config file, in BUF or the field itself; NULL when unset. */
+static const char *config_value(const struct poprun_options *o, const struct opt_def *d, char *buf,
+                                size_t len)
+{
+    const void *field = (const char *)o + d->offset;
+    int v = *(const int *)field;
+    switch (d->kind) {
+    case K_POSINT:
+    case K_PORT:
+    case K_SECONDS:
+        /* Unset: num-ilds 0 is "auto"; ports and timeouts 0 were not given. */
+        if (v <= 0)
+            return NULL;
+        break;
+    case K_NONNEG:
+        if (v < 0) /* only-output-from-instance -1 is "all" */
+            return NULL;
+        break;
+    case K_COUNT:
+        break;
+    case K_BOOL:
+        return v < 0 ? NULL : v ? "true" : "false";
+    default:
+        return *(char *const *)field;
+    }
+    snprintf(buf, len, "%d", v);
+    return buf;
+}
+
+int options_table_visit(const struct poprun_options *o,
+                        int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
+{
+    for (size_t i = 0; i < opt_count; i++) {
+        const struct opt_def *d = &opt_table[i];
+        char buf[32];
+        if (!(d->flags & F_CONFIG))
+            continue;
+        const char *value = config_value(o, d, buf, sizeof(buf));
+        if (!value)
+            continue;
+        int rc = d->kind == K_ENV ? visit_words(d->name, value, fn, ctx) : fn(ctx, d->name, value);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
 }

@@ -1,14 +1,15 @@
 /*
- * poprun's option table, shared by the parser and help text (options.c) and the table itself
- * (options_table.c). Adding an option is one entry in the table (and a field in
- * struct poprun_options): parsing, checking, --help, the README table and config files follow.
+ * poprun's option table (options_table.c), read by the command-line parser and the help text
+ * (options.c) and by the configuration files (config.c). Adding an option is one entry in the table
+ * (and a field in struct poprun_options): parsing, checking, --help, the README table and config
+ * files follow.
  */
-#ifndef POPRUN_OPTIONS_DEF_H
-#define POPRUN_OPTIONS_DEF_H
+#ifndef POPRUN_OPTIONS_TABLE_H
+#define POPRUN_OPTIONS_TABLE_H
 
 #include <stddef.h>
 
-#include "options.h"
+#include "settings.h"
 
 enum opt_kind {
     K_POSINT,  /* a positive integer */
@@ -57,4 +58,20 @@ int opt_parse_bool(const char *text);
 int opt_apply(struct poprun_options *o, const struct opt_def *d, const char *value, char *err,
               size_t errlen);
 
-#endif /* POPRUN_OPTIONS_DEF_H */
+/* The entry of the long option NAME (LEN bytes of it), or of the short option C; NULL if none. */
+const struct opt_def *opt_find_long(const char *name, size_t len);
+const struct opt_def *opt_find_short(char c);
+
+/* Applies one option by its long NAME (without "--") and VALUE (NULL for a flag given without
+ * one), as a config file does: only the options that config files carry (not help, version,
+ * dry-run, import-config or export-config). Returns 0, or -1 with a reason in ERR. */
+int options_set(struct poprun_options *o, const char *name, const char *value, char *err,
+                size_t errlen);
+
+/* Calls FN with the long name and value text of every option that config files carry and that
+ * is set (strings) or meaningful (numbers, flags), in table order. Stops and returns -1 when
+ * FN does. */
+int options_table_visit(const struct poprun_options *o,
+                        int (*fn)(void *ctx, const char *name, const char *value), void *ctx);
+
+#endif /* POPRUN_OPTIONS_TABLE_H */

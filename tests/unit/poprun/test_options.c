@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "hostlist.h"
 #include "options.h"
 #include "words.h"
