@@ -19,6 +19,7 @@
 
 #include "hostlist.h"
 #include "instance_env.h"
+#include "jobdir.h"
 #include "instance_setup.h"
 #include "linebuf.h"
 #include "marker.h"
@@ -387,6 +388,12 @@ static int setup_host(const struct poprun_options *o, const char *prefix)
     }
     if (o->verbose >= 2 && getenv("GCL_OFI_IFACE") && o->host_subnet)
         fprintf(stderr, "%spoprun: GCL_OFI_IFACE=%s\n", prefix, getenv("GCL_OFI_IFACE"));
+    /* OpenMPI's shared-memory segments into the job's directory, where poprun removes them
+     * whatever the end (jobdir.h), when this host sees it and the user chose no other place. */
+    char dir[128];
+    if (jobdir_for_instance(getenv(POPRUN_ENV_JOB_ID), dir, sizeof(dir)) &&
+        !getenv("OMPI_MCA_btl_vader_backing_directory"))
+        setenv("OMPI_MCA_btl_vader_backing_directory", dir, 1);
     return 0;
 }
 

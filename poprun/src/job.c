@@ -14,11 +14,13 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "hostlist.h"
+#include "jobdir.h"
 #include "launch.h"
 #include "mpirun_cmd.h"
 #include "plan.h"
@@ -88,11 +90,13 @@ struct job {
     char *cache_path;
     char self[PATH_MAX];
     char token[17];
-    bool as_root; /* mpirun may run as root (--allow-run-as-root, or root itself) */
+    struct jobdir dir; /* what the job keeps in /dev/shm and the temporary directory */
+    bool as_root;      /* mpirun may run as root (--allow-run-as-root, or root itself) */
 };
 
 static void job_free(struct job *j)
 {
+    jobdir_close(&j->dir);
     strvec_free(&j->argv);
     free(j->cache_path);
     plan_free(&j->plan);
@@ -153,10 +157,12 @@ static int prepare(const struct poprun_options *o, struct job *j, char *err, siz
         return errf(err, errlen, "cannot find poprun's own path: %s", strerror(errno));
     j->self[n] = '\0';
     make_token(j->token, sizeof(j->token));
+    if (jobdir_open(&j->dir, err, errlen) != 0)
+        return -1;
     const char *mpirun = getenv("POPRUN_MPIRUN");
     struct mpirun_cmd cmd = {o,       &j->plan,     mpirun && *mpirun ? mpirun : "mpirun",
                              j->self, j->token,     j->instance_topology,
-                             as_root, j->cache_path};
+                             as_root, j->cache_path, j->dir.id};
     return mpirun_cmd_build(&cmd, &j->argv, err, errlen);
 }
 
@@ -173,16 +179,24 @@ static void emit_stderr(void *ctx, const char *line, size_t len)
     fprintf(stderr, "%.*s\n", (int)len, line);
 }
 
-/* One run of mpirun, for the restart loop. */
+/* One run of mpirun, for the restart loop, and the removal of what it left (jobdir.h). */
 static int run_once(void *ctx, struct outcome *out, char *err, size_t errlen)
 {
     const struct job *j = ctx;
-    return launch_run(&j->argv, j->as_root, out, err, errlen);
+    int rc = launch_run(&j->argv, j->as_root, out, err, errlen);
+    bool ok = rc == 0 && out->mpirun_done && WIFEXITED(out->mpirun_status) &&
+              WEXITSTATUS(out->mpirun_status) == 0;
+    int n = jobdir_sweep(&j->dir, out->mpirun_pid, !ok);
+    if (n > 0 && out->verbose >= 1)
+        fprintf(stderr, "poprun: removed %d file%s the job left (job %s)\n", n, n == 1 ? "" : "s",
+                j->dir.id);
+    return rc;
 }
 
 static int launch(const struct poprun_options *o, struct job *j)
 {
     j->as_root = o->allow_run_as_root > 0 || geteuid() == 0;
+    jobdir_make(&j->dir);
     struct restart_job rj = {.max_restarts = o->max_restarts,
                              .plan = &j->plan,
                              .proto = {.token = j->token,

@@ -166,6 +166,10 @@ int mpirun_cmd_build(const struct mpirun_cmd *c, struct strvec *argv, char *err,
     if (push_words(argv, "mpi-global-args", c->opts->mpi_global_args, err, errlen) != 0)
         return -1;
     push_int(argv, "-np", c->plan->num_instances);
+    if (c->job_id) {
+        strvec_push(argv, "-x");
+        strvec_push_take(argv, xasprintf("%s=%s", POPRUN_ENV_JOB_ID, c->job_id));
+    }
     if (push_exports(argv, c->opts->export_env, err, errlen) != 0 ||
         push_words(argv, "mpi-local-args", c->opts->mpi_local_args, err, errlen) != 0)
         return -1;

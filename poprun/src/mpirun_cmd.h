@@ -6,7 +6,7 @@
  *          [--host h1:2,h2:2 --map-by slot]          (with -H/--hostfile: I/H slots per host)
  *          [--mca btl_tcp_if_include S --mca oob_tcp_if_include S]      (--host-subnet S)
  *          [MPI-GLOBAL-ARGS...]
- *          -np I [-x NAME[=VALUE]...] [MPI-LOCAL-ARGS...]
+ *          -np I -x POPRUN_JOB_ID=ID [-x NAME[=VALUE]...] [MPI-LOCAL-ARGS...]
  *          POPRUN --_instance TOKEN --num-replicas R --num-instances I --ipus-per-replica P
  *                 --num-ilds K --topology T [--host h1,h2] [--offline-mode]
  *                 [--process-placement=spreadnuma] [--host-subnet S]
@@ -36,6 +36,7 @@ struct mpirun_cmd {
     const char *topology;   /* preset name or absolute file path, for the instances */
     bool as_root;           /* add --allow-run-as-root (root, or --allow-run-as-root) */
     const char *cache_path; /* --executable-cache-path made absolute, or NULL */
+    const char *job_id;     /* the job's id (jobdir.h), passed on as POPRUN_JOB_ID */
 };
 
 /* Appends the command line to ARGV. Returns 0, or -1 with a reason in ERR (bad quoting in

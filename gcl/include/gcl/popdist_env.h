@@ -37,4 +37,12 @@
  * program may keep state between runs. Unset without the option. */
 #define POPDIST_ENV_EXECUTABLE_CACHE_PATH "POPDIST_EXECUTABLE_CACHE_PATH"
 
+/* The job's id (poprun, poprun/src/jobdir.h): letters, digits, '-' and '_'. What the job keeps
+ * in shared memory carries it (libgcl's host boxes are /dev/shm/gcl-ID-...), so that poprun can
+ * remove all of it after the job, however it ended. Unset without poprun. */
+#define POPRUN_ENV_JOB_ID "POPRUN_JOB_ID"
+/* Read by poprun only: the first part of its jobs' ids ("job" when unset), 1 to 40 letters,
+ * digits, '-' or '_'. A test sets it to find its own jobs' files among other jobs'. */
+#define POPRUN_ENV_JOB_NAME "POPRUN_JOB_NAME"
+
 #endif /* GCL_POPDIST_ENV_H */

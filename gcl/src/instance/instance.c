@@ -79,10 +79,13 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
         rc = gcl_hostbox_create(&h->hb, NULL, h->token, host_ipus, &sizes, err, sizeof err);
         return rc == GCL_OK ? rc : fail(inst, rc, "%s", err);
     }
-    char name[80] = "";
+    char name[112] = "";
     if (local > 1) {
-        snprintf(name, sizeof name, "/gcl-");
-        for (int i = 0; i < 8; i++) /* the public nonce: the name must not give the token away */
+        /* The job's id first (poprun removes what carries it, however the job ended), then the
+         * public nonce: the name must not give the token away. */
+        snprintf(name, sizeof name, "/gcl-%s%s", inst->pd.job_id ? inst->pd.job_id : "",
+                 inst->pd.job_id ? "-" : "");
+        for (int i = 0; i < 8; i++)
             snprintf(name + strlen(name), 3, "%02x", h->nonce[i]);
         snprintf(name + strlen(name), sizeof name - strlen(name), "-h%d", j->host_index);
     }

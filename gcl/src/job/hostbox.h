@@ -112,7 +112,7 @@ typedef struct {
     char *direct;
     int num_ipus, nslots, nchunks;
     size_t chunk_bytes, direct_bytes;
-    char name[80]; /* the segment's name, "" for anonymous memory */
+    char name[112]; /* the segment's name, "" for anonymous memory */
     int unlinked;
 } gcl_hostbox_t;
 

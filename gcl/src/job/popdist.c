@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,19 @@ int popdist_is_set(void)
 {
     return getenv(POPDIST_ENV_NUM_INSTANCES) != NULL ||
            getenv(POPDIST_ENV_NUM_TOTAL_REPLICAS) != NULL;
+}
+
+/* POPRUN_JOB_ID when it is a name a shared-memory segment can carry, else NULL. */
+static const char *job_id(void)
+{
+    const char *v = getenv(POPRUN_ENV_JOB_ID);
+    size_t n = v ? strlen(v) : 0;
+    if (n == 0 || n > 60)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)v[i]) && v[i] != '-' && v[i] != '_')
+            return NULL;
+    return v;
 }
 
 /* Graphcore's derivation: *INSTANCES and *INDEX from the replica variables; 0 when they do not
@@ -199,6 +213,7 @@ gcl_status_t gcl_popdist_read(gcl_popdist_t *p, int def_replicas, int def_ipr, i
     const char *off = getenv(POPDIST_ENV_OFFLINE_MODE);
     p->offline = off && strcmp(off, "1") == 0;
     p->topology = getenv(POPDIST_ENV_TOPOLOGY);
+    p->job_id = job_id();
     return GCL_OK;
 }
 

@@ -14,6 +14,7 @@ typedef struct {
     int ipus_per_replica;
     int offline;          /* POPDIST_OFFLINE_MODE=1 */
     const char *topology; /* POPDIST_TOPOLOGY or NULL */
+    const char *job_id;   /* POPRUN_JOB_ID (letters, digits, '-', '_'; at most 60) or NULL */
 } gcl_popdist_t;
 
 /* Reads and checks the variables; DEF_REPLICAS / DEF_IPR apply when poprun did not set them

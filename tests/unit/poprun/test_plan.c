@@ -243,7 +243,8 @@ static void test_mpirun_argv(void **state)
     struct plan_request req = {16, 4, 1, 0, &hosts};
     struct plan p;
     assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), 0);
-    struct mpirun_cmd cmd = {&o, &p, "mpirun", "/opt/poprun", "abc123", "POD16", true, NULL};
+    struct mpirun_cmd cmd = {&o, &p, "mpirun", "/opt/poprun", "abc123", "POD16", true, NULL,
+                             "job-0123"};
     struct strvec argv = STRVEC_INIT;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     char *line = words_join_quoted(&argv);
@@ -251,7 +252,7 @@ static void test_mpirun_argv(void **state)
                         "mpirun --allow-run-as-root --oversubscribe --bind-to none "
                         "--host h1:2,h2:2 --map-by slot --mca oob_tcp_keepalive_intvl 1 --mca "
                         "oob_tcp_keepalive_probes 3 --mca btl_tcp_if_include 10.1.2.0/24 -mca "
-                        "oob_tcp_keepalive_time 7 -np 4 -x 'A=a b' /opt/poprun --_instance abc123 "
+                        "oob_tcp_keepalive_time 7 -np 4 -x POPRUN_JOB_ID=job-0123 -x 'A=a b' /opt/poprun --_instance abc123 "
                         "--num-replicas 16 "
                         "--num-instances 4 --ipus-per-replica 1 --num-ilds 1 --topology POD16 "
                         "--host h1,h2 --offline-mode --only-output-from-instance 2 -v -- ./train "
@@ -273,8 +274,8 @@ static void test_mpirun_argv(void **state)
     cmd.as_root = false;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     line = words_join_quoted(&argv);
-    assert_string_equal(line, "mpirun --oversubscribe --bind-to none -np 2 /opt/poprun "
-                              "--_instance abc123 --num-replicas 2 --num-instances 2 "
+    assert_string_equal(line, "mpirun --oversubscribe --bind-to none -np 2 -x "
+                              "POPRUN_JOB_ID=job-0123 /opt/poprun --_instance abc123 --num-replicas 2 --num-instances 2 "
                               "--ipus-per-replica 1 --num-ilds 1 --topology POD16 "
                               "--process-placement=spreadnuma -- ./train --epochs=2");
     free(line);
@@ -292,8 +293,8 @@ static void test_mpirun_argv(void **state)
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     line = words_join_quoted(&argv);
     assert_string_equal(line, "mpirun --oversubscribe --bind-to none --mca btl_tcp_if_include "
-                              "10.5.0.0/16 --mca oob_tcp_if_include 10.5.0.0/16 -np 2 -x FOO=bar "
-                              "-x 'B=c d' -x A -x 'C=1 2' /opt/poprun --_instance abc123 "
+                              "10.5.0.0/16 --mca oob_tcp_if_include 10.5.0.0/16 -np 2 -x "
+                              "POPRUN_JOB_ID=job-0123 -x FOO=bar -x 'B=c d' -x A -x 'C=1 2' /opt/poprun --_instance abc123 "
                               "--num-replicas 2 --num-instances 2 --ipus-per-replica 1 "
                               "--num-ilds 1 --topology POD16 --host-subnet 10.5.0.0/16 "
                               "--executable-cache-path /tmp/cache -- ./train --epochs=2");

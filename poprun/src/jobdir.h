@@ -1,0 +1,50 @@
+/*
+ * What a job keeps in shared memory and temporary files, and how poprun removes all of it,
+ * even after it killed mpirun outright (a second Ctrl-C) or an instance was killed.
+ *
+ * Every job has an id: POPRUN_JOB_NAME (or "job"), a dash and 16 random hex digits. The
+ * instances get it as POPRUN_JOB_ID (popdist_env.h), and everything the job makes on this
+ * machine carries it:
+ *   /dev/shm/poprun-ID/           OpenMPI's shared-memory segments (vader's backing directory,
+ *                                 set by each instance wrapper whose host sees this directory:
+ *                                 this machine and its network namespaces)
+ *   /dev/shm/gcl-ID-NONCE-hN      libgcl's host box of host N (unlinked at start-up once every
+ *                                 instance of the host has mapped it)
+ * OpenMPI's session directories stay where OpenMPI puts them ($TMPDIR or /tmp, ompi.NODE.UID):
+ * mpirun's own is pid.PID, its daemons' jf.FAMILY, FAMILY read from mpirun's contact file.
+ *
+ * After each run of mpirun, poprun removes what that run left: the segments, the session
+ * directories of an mpirun that did not remove them itself, and (after a run that failed) host
+ * boxes of instances that died before they were unlinked. On other machines OpenMPI's daemons
+ * clean up after a normal end; after a hard kill they cannot, and poprun cannot reach them.
+ */
+#ifndef POPRUN_JOBDIR_H
+#define POPRUN_JOBDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct jobdir {
+    char id[64];   /* NAME-HEX */
+    char shm[128]; /* /dev/shm/poprun-ID, or "" when it could not be made */
+};
+
+/* Picks the job's id. Returns 0, or -1 with a reason in ERR for a POPRUN_JOB_NAME that is not
+ * 1 to 40 letters, digits, '-' or '_'. */
+int jobdir_open(struct jobdir *d, char *err, size_t errlen);
+/* Makes the job's directory in /dev/shm (mode 0700), before mpirun starts. One that cannot be
+ * made is not an error: OpenMPI then keeps its segments where it always does. */
+void jobdir_make(struct jobdir *d);
+
+/* After a run of mpirun MPIRUN (reaped): removes what the run left; FAILED when the run did not
+ * succeed. Returns how many entries it removed. */
+int jobdir_sweep(const struct jobdir *d, pid_t mpirun, bool failed);
+
+/* At poprun's end: removes the directory itself. */
+void jobdir_close(struct jobdir *d);
+
+/* The instance wrapper's side: the directory of job ID if this host sees it, else NULL. */
+const char *jobdir_for_instance(const char *id, char *buf, size_t len);
+
+#endif /* POPRUN_JOBDIR_H */
