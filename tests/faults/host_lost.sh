@@ -37,7 +37,6 @@ case $mode in link | kill) ;; *) echo "$0: mode must be link or kill" >&2; exit 
 faults_init "host-lost-$mode"
 bound_s=${FAULTS_HOST_LOST_BOUND_S:-5}
 
-snapshot "$FT/snapshot.before"
 out=$FT/out
 # Every line of the job with the time it reached us (ms), so detection is measured per line.
 stamp() { while IFS= read -r l; do printf '%s %s\n' "$(now_ms)" "$l"; done; }
@@ -126,7 +125,7 @@ else
   grep -Eq '^poprun: instance 3 \(host h2\) was killed by signal 9 \(SIGKILL\)' <<<"$last" ||
     fail "poprun's last line does not name instance 3 on h2: $last"
 fi
-found=$(leaks "$FT/snapshot.before")
+found=$(leaks)
 [ -z "$found" ] || fail "left behind: $found"
 pass "h2 taken ($mode): both instances on h1 failed within ${bound_s} s (above: how); $last;" \
   "no process or file left"

@@ -183,8 +183,6 @@ judge() {
   fi
 }
 
-before=$FT/snapshot.before
-snapshot "$before"
 t0=$SECONDS
 
 # The clean run: the reference every absorbed failure must match bitwise.
@@ -213,7 +211,7 @@ while [ "$reached_end" = 0 ]; do
   done
 done
 
-left=$(leaks "$before")
+left=$(leaks)
 [ -z "$left" ] || fail "left behind: $left"
 counts=""
 for s in "${!statuses[@]}"; do counts+=" $s x${statuses[$s]}"; done

@@ -8,14 +8,20 @@
 # environment; poprun, mpirun, the instance wrappers and the programs all inherit it, so a test
 # finds exactly its own processes even when other tests run alongside.
 #
-# Leftovers are judged the same way whatever else runs on the machine: an entry of /dev/shm
-# (a /gcl-* host box, an OpenMPI vader segment) or an OpenMPI session directory is a leak of
-# this run when it appeared since the snapshot and no live process holds it.
+# Leftovers are judged by name, so that whatever else runs on the machine is never taken for
+# this run's: every poprun of this run gets the job name $JOBNAME (POPRUN_JOB_NAME), which
+# everything its job keeps in /dev/shm carries (OpenMPI's segments in /dev/shm/poprun-ID/,
+# libgcl's host boxes /dev/shm/gcl-ID-...; poprun/src/jobdir.h), and a temporary directory of
+# its own, $FT/tmp (TMPDIR), which holds OpenMPI's session directories. After the job, both
+# must be empty of it: poprun removes all of it however the job ended. Other jobs' entries in
+# /dev/shm and /tmp are not looked at.
 
 faults_init() {
   FAULTS_NAME=$1
   FT=$(mktemp -d "${TMPDIR:-/tmp}/gcl-faults-$1.XXXXXX")
   MARK="gclfaults-$1-$$-$RANDOM$RANDOM"
+  JOBNAME="gf-$$-$RANDOM$RANDOM" # 1 to 40 letters, digits and '-' (poprun's rule)
+  mkdir "$FT/tmp"
   FAULTS_BG=()
   trap faults_cleanup EXIT
   trap 'exit 130' INT
@@ -59,11 +65,12 @@ pass() {
   echo "PASS ($FAULTS_NAME): $*"
 }
 
-# marked CMD ARGS...: runs CMD with this run's marker in its environment. (Started with &, $!
-# is then a subshell that waits for CMD: use `env GCL_FAULTS_MARK="$MARK" CMD... &` to signal
+# marked CMD ARGS...: runs CMD with this run's marker, job name and temporary directory in its
+# environment. (Started with &, $! is then a subshell that waits for CMD: use
+# `env GCL_FAULTS_MARK="$MARK" POPRUN_JOB_NAME="$JOBNAME" TMPDIR="$FT/tmp" CMD... &` to signal
 # CMD itself.)
 marked() {
-  env GCL_FAULTS_MARK="$MARK" "$@"
+  env GCL_FAULTS_MARK="$MARK" POPRUN_JOB_NAME="$JOBNAME" TMPDIR="$FT/tmp" "$@"
 }
 
 # The pids of every live process that carries this run's marker.
@@ -98,69 +105,16 @@ now_ms() {
   date +%s%3N
 }
 
-# snapshot FILE: what /dev/shm and the OpenMPI session directories hold now. Other jobs' entries
-# come and go meanwhile: the globs read each directory once, and an entry gone by the time it
-# is listed is simply not there (ls on a vanished name failed, and under pipefail the caller
-# exited with status 2 and no word). $FAULTS_SHM_ROOT (default /dev/shm) and $FAULTS_OMPI_ROOT
-# (default /tmp, where the ompi.* session directories are looked for) are pointed elsewhere by
-# the tests of these helpers themselves (snapshot_race.sh, leak_race.sh).
-snapshot() {
-  local f shm=${FAULTS_SHM_ROOT:-/dev/shm}
-  {
-    for f in "$shm"/*; do
-      if [ -e "$f" ]; then echo "shm ${f#"$shm"/}"; fi
-    done
-    for f in "${FAULTS_OMPI_ROOT:-/tmp}"/ompi.*/*; do
-      if [ -e "$f" ]; then echo "ompi $f"; fi
-    done
-  } | sort >"$1"
-}
-
-# held NAME: whether a live process maps $FAULTS_SHM_ROOT/NAME or has it open.
-held() {
-  local shm=${FAULTS_SHM_ROOT:-/dev/shm}
-  grep -qsF -- "$shm/$1" /proc/[0-9]*/maps 2>/dev/null && return 0
-  # find fails on processes that exit while it looks (and grep -q may close the pipe early):
-  # only what it prints counts.
-  { find /proc/[0-9]*/fd -lname "$shm/$1*" 2>/dev/null || true; } | grep -q .
-}
-
-# unheld_of FILE: prints the entries of FILE ("shm NAME" or "ompi PATH" lines) that still exist
-# and that no live process holds (an ompi session directory: whose mpirun is gone).
-unheld_of() {
-  local kind name shm=${FAULTS_SHM_ROOT:-/dev/shm}
-  while read -r kind name; do
-    case $kind in
-      shm)
-        [ -e "$shm/$name" ] || continue
-        held "$name" || echo "shm $name"
-        ;;
-      ompi) # /tmp/ompi.HOST.UID/pid.N belongs to mpirun N while it lives
-        [ -e "$name" ] || continue
-        local pid=${name##*/pid.}
-        case $pid in *[!0-9]*) continue ;; esac
-        kill -0 "$pid" 2>/dev/null || echo "ompi $name"
-        ;;
-    esac
-  done <"$1"
-}
-
-# leaks BEFORE: prints every entry that appeared since the snapshot BEFORE and that nobody holds
-# for good: found unheld 1 s, 3 s and 5 s after the snapshot. Another job's entries pass
-# through short unheld windows that a single look can hit: a segment between its creation and
-# its mapping, and an OpenMPI vader segment between the exit of its last rank and its unlinking
-# by that job's mpirun (as long as the load makes it; a single look hit one in CI, beside
-# scripts/test-beside's job). A leak stays. Prints nothing when nothing leaked.
+# leaks: prints every leftover of this run's jobs, one a line: entries of $FAULTS_SHM_ROOT
+# (default /dev/shm) that carry $JOBNAME, and whatever is left in the jobs' temporary directory
+# $FT/tmp. Call it once the jobs have ended (poprun has removed everything by the time it exits,
+# so nothing needs waiting for). Prints nothing when nothing leaked.
 leaks() {
-  local after="$FT/snapshot.after" cand="$FT/leak.cand" next="$FT/leak.next" pause
-  local shm=${FAULTS_SHM_ROOT:-/dev/shm}
-  snapshot "$after"
-  comm -13 "$1" "$after" >"$cand" || true
-  for pause in 1 2 2; do
-    [ -s "$cand" ] || return 0
-    sleep "$pause"
-    unheld_of "$cand" >"$next"
-    mv "$next" "$cand"
+  local f shm=${FAULTS_SHM_ROOT:-/dev/shm}
+  for f in "$shm"/*"$JOBNAME"*; do
+    if [ -e "$f" ]; then echo "$f"; fi
   done
-  sed -e "s|^shm |$shm/|" -e 's|^ompi ||' "$cand"
+  for f in "$FT/tmp"/* "$FT/tmp"/.[!.]*; do
+    if [ -e "$f" ]; then echo "$f"; fi
+  done
 }

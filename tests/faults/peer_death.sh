@@ -30,7 +30,6 @@ host_args=()
 faults_init "peer-death-$ninst-$victim-$transport-$what${hosts:+-hosts}"
 bound_s=${FAULTS_DEATH_BOUND_S:-10}
 
-snapshot "$FT/snapshot.before"
 out=$FT/out
 marked env GCL_TIMEOUT_S=60 GCL_TRANSPORT="$transport" GCL_LOG_LEVEL=info GCL_LOG_SUBSYS=init \
   "$poprun" "${host_args[@]}" --num-replicas "$nrep" --num-instances "$ninst" \
@@ -78,7 +77,7 @@ elapsed=$(($(now_ms) - t0))
 cat "$out"
 [ "$status" -ne 0 ] || fail "poprun exited 0 after instance $victim was killed"
 [ "$status" -eq 137 ] || fail "poprun exited $status, not 137 (128 + SIGKILL)"
-found=$(leaks "$FT/snapshot.before")
+found=$(leaks)
 [ -z "$found" ] || fail "left behind: $found"
 if [ "$what" = wrapper ]; then
   # mpirun ends the other instances at once when a rank (the wrapper) dies, usually before

@@ -17,10 +17,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 3 ] || { echo "usage: $0 POPRUN GCL_BENCH INSTANCES" >&2; exit 2; }
 poprun=$1 bench=$2 ninst=$3
 faults_init "shm-live-$ninst"
-snapshot "$FT/snapshot.before"
 out=$FT/out
 # Not through the function `marked`: $! must be poprun itself (env execs it), to signal it.
-env GCL_FAULTS_MARK="$MARK" GCL_LOG_LEVEL=info GCL_LOG_SUBSYS=init GCL_TIMEOUT_S=60 \
+env GCL_FAULTS_MARK="$MARK" POPRUN_JOB_NAME="$JOBNAME" TMPDIR="$FT/tmp" GCL_LOG_LEVEL=info GCL_LOG_SUBSYS=init GCL_TIMEOUT_S=60 \
   "$poprun" --num-replicas $((2 * ninst)) --num-instances "$ninst" \
   "$bench" all_reduce -b 4M -e 4M -n 100000 -w 0 >"$out" 2>&1 &
 job=$!
@@ -41,7 +40,8 @@ for ((i = 0; i < ninst; i++)); do
   [ "$(wc -l <<<"$maps")" -eq 1 ] && [ -n "$maps" ] ||
     fail "instance $i (pid $pid) maps $(grep -c . <<<"$maps") host boxes, not 1: $maps"
   seg=$(awk '{print $6}' <<<"$maps")
-  [[ $seg =~ ^/dev/shm/gcl-[0-9a-f]{16}-h[0-9]+$ ]] || fail "unexpected segment name '$seg'"
+  [[ $seg =~ ^/dev/shm/gcl-${JOBNAME}-[0-9a-f]{16}-[0-9a-f]{16}-h[0-9]+$ ]] ||
+    fail "unexpected segment name '$seg' (not gcl-JOBID-NONCE-hN, JOBID $JOBNAME-...)"
   grep -q '(deleted)$' <<<"$maps" ||
     fail "instance $i's host box $seg is still linked in /dev/shm after start-up"
   [ ! -e "$seg" ] || fail "$seg can still be opened by name"
@@ -66,6 +66,6 @@ wait "$job" || status=$?
 wait_no_marked 10 || { ps -o pid,ppid,stat,etime,comm,args -p "$(marked_pids | paste -sd,)" || true; cat "$out"; fail "processes of the job are left 10 s after SIGTERM"; }
 grep -q '^poprun: interrupted by SIGTERM' "$out" || { cat "$out"; fail "poprun did not report the SIGTERM"; }
 [ "$status" -eq 143 ] || fail "poprun exited $status after SIGTERM, not 143"
-found=$(leaks "$FT/snapshot.before")
+found=$(leaks)
 [ -z "$found" ] || fail "left behind: $found"
 pass "$ninst instances share ${names[0]}, unlinked and mode 0600 while they run; nothing left after SIGTERM"
