@@ -37,8 +37,8 @@ static size_t make_idx(uint8_t *buf, int ndims, uint32_t n, int items_written)
 
 static void write_file(const char *name, const void *data, size_t len, int gz)
 {
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char path[512];
+    assert_true(snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path);
     if (gz) {
         gzFile f = gzopen(path, "wb");
         assert_non_null(f);
