@@ -15,6 +15,8 @@
 #              and every 10th (FAULTS_INJECT_2INST_EVERY; 1 for all of them, about 3 minutes).
 #   2inst-mpi, 2inst-ofi: the same over GCL_TRANSPORT=mpi or ofi (posts are then the network
 #              backend's isend and irecv; N = 1..30 and every 4th of them, about 70 in all).
+# FAULTS_INJECT_SAMPLE=FIRST:EVERY: only N <= FIRST and every EVERY-th after (any WHERE): the
+#              default tier's short walks; the full tier walks as described above.
 # FAULTS_INJECT_VALGRIND=0: single without valgrind (the sanitizer build, whose binaries
 # valgrind cannot run, finds memory errors itself).
 #
@@ -68,8 +70,17 @@ under_vg() {
     { [ "$vg_every" -eq 1 ] || [ "$1" -le 10 ] || [ $(($1 % vg_every)) -eq 0 ]; }
 }
 
-# Whether the walk runs N at all (2 instances, alloc: a sample).
+# Whether the walk runs N at all (2 instances, alloc: a sample; FAULTS_INJECT_SAMPLE: its own).
+sample=${FAULTS_INJECT_SAMPLE:-}
+if [ -n "$sample" ] && ! [[ $sample =~ ^[0-9]+:[1-9][0-9]*$ ]]; then
+  echo "inject.sh: FAULTS_INJECT_SAMPLE='$sample': expected FIRST:EVERY" >&2
+  exit 2
+fi
 sampled() {
+  if [ -n "$sample" ]; then
+    [ "$1" -le "${sample%%:*}" ] || [ $(($1 % ${sample##*:})) -eq 0 ]
+    return
+  fi
   [ "$where" = single ] || [ "$two_every" -eq 1 ] || [ "$1" -le 30 ] || [ $(($1 % two_every)) -eq 0 ]
 }
 

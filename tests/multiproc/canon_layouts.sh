@@ -7,10 +7,12 @@
 #   collectives  PROGRAM is canon-check: every digest of every case and replica is the same on
 #                every layout, and a blocking call's digest is its non-blocking twin's
 #   train        PROGRAM is train: 40 steps end with bitwise the same saved weights everywhere
+# CANON_LAYOUTS: the layouts to compare (default "i1 i4 i16 h2 h4"; the default tier's
+# "i1 i4 h2": one process, several, and two hosts).
 set -uo pipefail
 what=$1 poprun=$2 program=$3 cluster=$4 cmp=${5:-}
 data=${TRAIN_TEST_DATA:-/usr/share/datasets/fashion-mnist}
-work=$(mktemp -d /tmp/canon-layouts-XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/canon-layouts-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 fail() {
@@ -43,12 +45,15 @@ layout() {
     h4) echo "$cluster 4 -- $poprun -H h1,h2,h3,h4 --num-replicas 16 --num-instances 8" ;;
   esac
 }
-layouts=(i1 i4 i16)
-if [ $netns -eq 1 ]; then
-  layouts+=(h2 h4)
-else
-  echo "canon_layouts.sh: no namespace hosts here ($(cat "$work/skip")): one host only"
-fi
+layouts=()
+for l in ${CANON_LAYOUTS:-i1 i4 i16 h2 h4}; do
+  case $l in
+    i1 | i4 | i16) layouts+=("$l") ;;
+    h2 | h4) [ $netns -eq 1 ] && layouts+=("$l") ;;
+    *) echo "canon_layouts.sh: CANON_LAYOUTS: unknown layout $l" >&2; exit 2 ;;
+  esac
+done
+[ $netns -eq 1 ] || echo "canon_layouts.sh: no namespace hosts here ($(cat "$work/skip")): one host only"
 
 collectives() {
   for l in "${layouts[@]}"; do
