@@ -25,7 +25,7 @@ faults_init "mismatch-$ninst-$transport${hosts:+-hosts}"
 args="count type op root group algorithm collective skip count_nb count_direct type_direct op_direct"
 # Each case: GCL_TIMEOUT_S (FAULTS_MISMATCH_TIMEOUT_S, default 5 s) for a replica that can only
 # time out, plus start-up.
-bound_s=${FAULTS_MISMATCH_BOUND_S:-20}
+bound_s=${FAULTS_MISMATCH_BOUND_S:-60}
 
 # Known gaps: "TRANSPORT COLLECTIVE ARGUMENT" cases where libgcl is safe (no hang, no wrong
 # result) but does not yet give every replica GCL_ERR_MISMATCH naming the odd one.

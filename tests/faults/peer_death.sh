@@ -28,7 +28,7 @@ hosts=${8:-}
 host_args=()
 [ -n "$hosts" ] && host_args=(-H "$hosts")
 faults_init "peer-death-$ninst-$victim-$transport-$what${hosts:+-hosts}"
-bound_s=${FAULTS_DEATH_BOUND_S:-10}
+bound_s=${FAULTS_DEATH_BOUND_S:-30} # more than 10 times the slowest quiet end (2.3 s)
 
 out=$FT/out
 marked env GCL_TIMEOUT_S=60 GCL_TRANSPORT="$transport" GCL_LOG_LEVEL=info GCL_LOG_SUBSYS=init \
