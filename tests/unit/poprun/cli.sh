@@ -187,7 +187,7 @@ root_flag=""
 probe_abs=$PROBE
 run "$POPRUN" --dry-run -H 'h[1-2]' --num-instances 4 --num-replicas 16 \
   --mpi-global-args "--mca btl tcp,self -x 'A=a b'" --only-output-from-instance 1 "$PROBE" --sleep 1
-sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/' "$tmp/out" >"$tmp/got"
+sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/; s/-x POPRUN_JOB_ID=job-[0-9a-f]{16} //' "$tmp/out" >"$tmp/got"
 cat >"$tmp/want" <<WANT
 topology POD16: 16 IPUs in 1 IPU-Link domain
 job: 16 replicas x 1 IPU = 16 IPUs; 4 instances on 2 hosts; 1 IPU-Link domain
@@ -234,9 +234,9 @@ fi
 # --- --export-config / --import-config round trip -------------------------------------------
 run "$POPRUN" --dry-run --export-config "$tmp/job.conf" -H 'h[1-2]' --num-instances 4 \
   --num-replicas 16 --mpi-local-args "-x 'B=c d'" --offline-mode --topology POD64 "$PROBE" --sleep 1
-sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/' "$tmp/out" >"$tmp/direct"
+sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/; s/-x POPRUN_JOB_ID=job-[0-9a-f]{16} //' "$tmp/out" >"$tmp/direct"
 run "$POPRUN" --dry-run --import-config "$tmp/job.conf"
-sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/' "$tmp/out" >"$tmp/imported"
+sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/; s/-x POPRUN_JOB_ID=job-[0-9a-f]{16} //' "$tmp/out" >"$tmp/imported"
 expect_rc "import-config" 0
 expect_same "config round trip gives the same plan and command" "$tmp/direct" "$tmp/imported"
 run "$POPRUN" --dry-run --import-config "$tmp/job.conf" --num-replicas 8 --offline-mode=false
@@ -258,7 +258,7 @@ poprun: --vipu-partition has no effect on simulated IPUs
 poprun: --update-partition has no effect on simulated IPUs
 WANT
 expect_same "V-IPU options are reported once each" "$tmp/want" "$tmp/err"
-if grep -q -- "--mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 -np 2 -x A=1 -x B -x C " "$tmp/out" &&
+if grep -q -- "--mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 -np 2 -x POPRUN_JOB_ID=job-[0-9a-f]* -x A=1 -x B -x C " "$tmp/out" &&
   grep -q -- "--process-placement=spreadnuma --host-subnet 10.77.0.0/24 --executable-cache-path $tmp/cache -- " "$tmp/out" &&
   [ ! -e "$tmp/cache" ]; then
   ok "--host-subnet, -x, repeated --mpi-local-args, placement and cache path reach mpirun"
