@@ -11,9 +11,11 @@ bool restart_wanted(const struct outcome *out, int status)
 {
     if (status == 0 || out->interrupt_sig)
         return false;
-    /* An instance's usage error would only come again. */
-    return out->host_lost ||
-           !(out->have_failure && out->failure.kind == MARKER_EXIT && out->failure.value == 2);
+    /* An instance's usage error (status 2) would only come again, also when another instance
+     * that failed because of it was reported first. */
+    bool usage = out->usage_error ||
+                 (out->have_failure && out->failure.kind == MARKER_EXIT && out->failure.value == 2);
+    return out->host_lost || !usage;
 }
 
 int restart_loop(const struct restart_job *rj)

@@ -164,6 +164,20 @@ static void test_graceful(void **state)
     strvec_free(&hosts);
 }
 
+/* An instance's status 2 stops the restarts also when another instance, failing because of it,
+ * was reported first (train's "cannot resume" on instance 0, its peers' exit 1). */
+static void test_usage_not_first(void **state)
+{
+    (void)state;
+    struct sink s = {{0}, 0};
+    struct outcome o = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    feed(&o, (const char *const[]){"@@poprun-status tok 3 exit 1", NULL});
+    assert_true(restart_wanted(&o, 1));
+    feed(&o, (const char *const[]){"@@poprun-status tok 0 exit 2", NULL});
+    assert_int_equal(o.failure.instance, 3); /* still the one named */
+    assert_false(restart_wanted(&o, 1));
+}
+
 static void test_options(void **state)
 {
     (void)state;
@@ -280,7 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lost_node_parse), cmocka_unit_test(test_lost_host),
         cmocka_unit_test(test_graceful),        cmocka_unit_test(test_options),
-        cmocka_unit_test(test_restart_loop),
+        cmocka_unit_test(test_restart_loop),    cmocka_unit_test(test_usage_not_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
