@@ -43,6 +43,10 @@ int restart_loop(const struct restart_job *rj)
         }
         if (msg[0] && again && rj->max_restarts > 0)
             fprintf(stderr, "poprun: %s; no restart left (%d used)\n", msg, rj->max_restarts);
+        else if (msg[0] && rj->max_restarts > 0 && out.usage_error &&
+                 !(out.have_failure && out.failure.instance == out.usage_instance))
+            fprintf(stderr, "poprun: %s; not restarted: instance %d exited with status 2\n", msg,
+                    out.usage_instance);
         else if (msg[0])
             fprintf(stderr, "poprun: %s\n", msg);
         return status;

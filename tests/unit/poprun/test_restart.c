@@ -175,6 +175,7 @@ static void test_usage_not_first(void **state)
     assert_true(restart_wanted(&o, 1));
     feed(&o, (const char *const[]){"@@poprun-status tok 0 exit 2", NULL});
     assert_int_equal(o.failure.instance, 3); /* still the one named */
+    assert_int_equal(o.usage_instance, 0);
     assert_false(restart_wanted(&o, 1));
 }
 
@@ -213,6 +214,8 @@ static int scripted_run(void *ctx, struct outcome *out, char *err, size_t errlen
     out->failure = want->failure;
     out->interrupt_sig = want->interrupt_sig;
     out->mpirun_status = want->mpirun_status;
+    out->usage_error = want->usage_error;
+    out->usage_instance = want->usage_instance;
     return 0;
 }
 
@@ -278,6 +281,17 @@ static void test_restart_loop(void **state)
     struct script sc4 = {&usage, 1, 0, {{0}}};
     assert_int_equal(loop(&sc4, 2, &p, text, sizeof(text)), 2);
     assert_string_equal(text, "poprun: instance 0 (host h1) exited with status 2\n");
+
+    /* Instance 0's status 2 behind another instance's failure: not restarted, and said why. */
+    struct outcome behind = {.have_failure = true,
+                             .failure = {3, MARKER_EXIT, 1},
+                             .usage_error = true,
+                             .usage_instance = 0};
+    struct script sc6 = {&behind, 1, 0, {{0}}};
+    assert_int_equal(loop(&sc6, 2, &p, text, sizeof(text)), 1);
+    assert_int_equal(sc6.runs, 1);
+    assert_string_equal(text, "poprun: instance 3 (host h2) exited with status 1; not restarted: "
+                              "instance 0 exited with status 2\n");
 
     /* Without --max-restarts: one run, no count set, the usual line. */
     unsetenv("POPDIST_RESTART_COUNT");
