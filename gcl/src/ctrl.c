@@ -218,14 +218,15 @@ static int decode(gcl_ctrl_t *c, const ctrl_msg_t *m, size_t len, const struct s
     return TAKEN;
 }
 
-/* Says at warn level, at most every REFUSED_REPORT_S, how many datagrams were refused and why:
- * another job's or an attacker's traffic at this instance's control port. */
-static void report_refused(gcl_ctrl_t *c, uint64_t now)
+/* Says at warn level, at most every REFUSED_REPORT_S (and, FORCE, at the end), how many
+ * datagrams were refused and why: another job's or an attacker's traffic at this instance's
+ * control port. */
+static void report_refused(gcl_ctrl_t *c, uint64_t now, int force)
 {
     uint64_t *r = c->refused, total = 0;
     for (int k = 1; k < NREASONS; k++)
         total += r[k];
-    if (total == 0 || (double)(now - c->reported_ns) < REFUSED_REPORT_S * 1e9)
+    if (total == 0 || (!force && (double)(now - c->reported_ns) < REFUSED_REPORT_S * 1e9))
         return;
     GCL_WARN(GCL_SUB_INIT,
              "control plane: refused %llu datagram(s) that were not this job's: %llu without its "
@@ -328,7 +329,7 @@ static void *run(void *arg)
             beat(c, BEAT);
             next = t + period;
         }
-        report_refused(c, t);
+        report_refused(c, t, 0);
         struct pollfd pfd = {c->fd, POLLIN, 0};
         int wait_ms = (int)((next - t) / 1000000u) + 1;
         if (poll(&pfd, 1, wait_ms > 100 ? 100 : wait_ms) > 0)
@@ -438,6 +439,7 @@ void gcl_ctrl_stop(gcl_ctrl_t *c)
         return;
     atomic_store(&c->stop, 1);
     pthread_join(c->thread, NULL);
+    report_refused(c, now_ns(), 1); /* what the last period refused */
     for (int k = 0; k < REPEAT; k++)
         beat(c, BYE);
     ctrl_free(c);

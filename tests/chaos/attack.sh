@@ -7,8 +7,8 @@
 #   - every TCP port of its program (libgcl's libfabric endpoint, OpenMPI's libfabric endpoint
 #     and OpenMPI's tcp BTL): forged headers (shaped like libgcl's, with another token),
 #     garbage, truncated headers held open for 4 s, 1000 connections held at once, then
-#     connect-close cycles; and FORGER (tests/faults' faults-forge-ofi), forged libgcl headers
-#     sent through libfabric itself under the tags of calls the job is about to make;
+#     connect-close cycles; and FORGER (chaos-forge-fabric), forged libgcl headers sent
+#     through libfabric itself under the tags of calls the job is about to make;
 #   - the control-plane UDP port of instance 0 and of instance 2: datagrams with its magic and
 #     another token, truncated ones, a flood, and datagrams recorded by a tap on the network
 #     (chaos-attacker capture, in the switch namespace) sent again: those of an earlier run of
@@ -17,7 +17,7 @@
 #   - TCP bytes recorded from the earlier run sent again on new connections.
 # The earlier run is the same training, undisturbed: the reference. Asserts:
 #   - the attacked run exits 0 with final weights bitwise identical (md5) to the reference;
-#   - instance 0's control plane reports refused datagrams of every kind: without the token,
+#   - the instances' control planes report refused datagrams of every kind: without the token,
 #     malformed or truncated, from an address other than the instance named, replayed;
 #   - every attack reached its port (the attacker's lines);
 #   - nothing of either run is left (processes, /dev/shm, OpenMPI session directories).
@@ -85,25 +85,32 @@ udp2=$(ports_of h2 "$pid2" u)
 echo "instance 0 (pid $pid0) listens on TCP $(echo $tcp) and UDP $udp0; instance 2 on UDP $udp2"
 ip netns exec "$id-sw" "$attacker" capture p1 2 "$FT/current.cap"
 att=()
+forges=()
 for p in $tcp; do
   in_ns h3 "$attacker" tcp 10.77.0.1 "$p" 4 >"$FT/att.tcp.$p" 2>&1 &
   att+=($!)
   in_ns h3 "$attacker" tcp-replay 10.77.0.1 "$p" "$FT/earlier.cap" >"$FT/att.replay.$p" 2>&1 &
   att+=($!)
-  if [ -n "$forger" ] && [ "$p" != 1024 ]; then
-    in_ns h3 "$forger" 10.77.0.1 "$p" 300 300 >"$FT/att.forge.$p" 2>&1 &
-    att+=($!)
+  if [ -n "$forger" ] && [ "$p" != 1024 ]; then # a libfabric port: libgcl's, or OpenMPI's
+    in_ns h3 "$forger" 10.77.0.1 "$p" 300 300 >"$FT/forge.$p" 2>&1 &
+    forges+=($!)
   fi
 done
-for cap in earlier current; do
-  in_ns h3 "$attacker" udp 10.77.0.1 "$udp0" "$FT/$cap.cap" >"$FT/att.udp0.$cap" 2>&1 &
-  att+=($!)
-done
+# One after the other: a flood fills the socket's buffer, and replays sent meanwhile would be
+# dropped by the kernel before the control plane could refuse them.
+{
+  in_ns h3 "$attacker" udp 10.77.0.1 "$udp0" "$FT/current.cap" >"$FT/att.udp0.current" 2>&1 &&
+    in_ns h3 "$attacker" udp 10.77.0.1 "$udp0" "$FT/earlier.cap" >"$FT/att.udp0.earlier" 2>&1
+} &
+att+=($!)
 in_ns h3 "$attacker" udp 10.77.0.2 "$udp2" "$FT/current.cap" >"$FT/att.udp2" 2>&1 &
 att+=($!)
 bad=0
 for a in "${att[@]}"; do wait "$a" || bad=1; done
-cat "$FT"/att.*
+forged=0
+for a in "${forges[@]}"; do wait "$a" && forged=1; done
+cat "$FT"/att.* "$FT"/forge.* 2>/dev/null
+[ -z "$forger" ] || [ "$forged" -eq 1 ] || fail "the forger reached no libfabric endpoint"
 kill -0 "$run" 2>/dev/null || { cat "$FT/attacked.out"; fail "the run ended before the attack was over: it proves nothing (raise CHAOS_ATTACK_STEPS)"; }
 [ "$bad" -eq 0 ] || { cat "$FT/attacked.out"; fail "an attack reached nothing (see its line above)"; }
 status=0
@@ -112,17 +119,18 @@ wait "$run" || status=$?
 got=$(md5sum <"$FT/attacked.w" | cut -d' ' -f1)
 [ "$got" = "$want" ] || fail "the attacked run's weights differ: md5 $got, the reference's $want"
 grep 'refused' "$FT/attacked.out" | head -8
-sum_of() { # KIND: datagrams instance 0 refused for KIND, over its reports
-  grep "^\[instance 0\].*control plane: refused" "$FT/attacked.out" |
+sum_of() { # KIND: datagrams the instances refused for KIND, over their reports
+  grep "control plane: refused" "$FT/attacked.out" |
     grep -o "[0-9]* $1" | awk '{s += $1} END {print s + 0}'
 }
 for kind in "without its token" "malformed or truncated" "from an address other" "replayed"; do
-  [ "$(sum_of "$kind")" -gt 0 ] || fail "instance 0 reported no datagram refused as '$kind'"
+  [ "$(sum_of "$kind")" -gt 0 ] || fail "no instance reported a datagram refused as '$kind'"
 done
 echo "the attacked run: exit 0, md5 $got as the reference's; refused $(sum_of 'without its token') without the token, $(sum_of 'malformed or truncated') malformed, $(sum_of 'from an address other') from another address, $(sum_of replayed) replayed"
 grep -o 'max [0-9.]* [ms]*' "$FT/attacked.out" | head -1 | sed 's/^/longest step of the attacked run: /'
 
 # ---- 3. The control: OpenMPI's default, one truncated handshake on its tcp BTL port --------------
+wait_no_marked 30 || fail "processes of the attacked run are left: $(marked_pids)"
 job control OMPI_MCA_btl_tcp_progress_thread=0
 ctl=$last
 wait_step control 10 "$ctl"

@@ -236,9 +236,11 @@ static int attack_udp(const struct sockaddr_in *a, const char *file)
  * segments in all). */
 static int capture(const char *iface, double seconds, const char *file)
 {
-    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
+    /* Every protocol: a bridge port's frames reach a packet socket of one protocol only after
+     * the bridge took them (never), and those of all protocols before. */
+    int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ALL));
     struct sockaddr_ll ll = {.sll_family = AF_PACKET,
-                             .sll_protocol = htons(ETH_P_IP),
+                             .sll_protocol = htons(ETH_P_ALL),
                              .sll_ifindex = (int)if_nametoindex(iface)};
     FILE *f = fopen(file, "wb");
     if (fd < 0 || !ll.sll_ifindex || bind(fd, (struct sockaddr *)&ll, sizeof ll) != 0 || !f) {
@@ -253,8 +255,10 @@ static int capture(const char *iface, double seconds, const char *file)
         struct pollfd p = {fd, POLLIN, 0};
         if (poll(&p, 1, 100) <= 0)
             continue;
-        ssize_t n = recv(fd, pkt, sizeof pkt, 0);
-        if (n < (ssize_t)sizeof(struct iphdr))
+        struct sockaddr_ll from;
+        socklen_t flen = sizeof from;
+        ssize_t n = recvfrom(fd, pkt, sizeof pkt, 0, (struct sockaddr *)&from, &flen);
+        if (n < (ssize_t)sizeof(struct iphdr) || from.sll_protocol != htons(ETH_P_IP))
             continue;
         const struct iphdr *ip = (const struct iphdr *)pkt;
         size_t ihl = (size_t)ip->ihl * 4, tot = ntohs(ip->tot_len);
