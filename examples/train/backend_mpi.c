@@ -61,33 +61,30 @@ static double ratio(double a, double b)
     return b > 0 ? a / b : 0;
 }
 
-/* Rank 0 writes the state after DONE steps to PATH; a failure ends the job (MPI_Abort). */
-static void save(mpi_replica_t *rp, long done, const char *path)
+/* Rank 0 writes the state after DONE steps to PATH; a failure ends the job (MPI_Abort), but a
+ * PERIODIC checkpoint that finds the disk full is skipped with a warning (job_write_state). */
+static void save(mpi_replica_t *rp, long done, const char *path, int periodic)
 {
     train_job_t *job = rp->job;
     const train_opts_t *o = job->o;
     if (rp->rank != 0)
         return;
-    ckpt_meta_t meta = job->meta;
-    meta.step = (uint64_t)done;
     if (o->fault_arg == done && o->fault == FAULT_KILL_MID_CHECKPOINT)
         ckpt_set_fault(CKPT_FAULT_MID_WRITE);
     if (o->fault_arg == done && o->fault == FAULT_KILL_BEFORE_RENAME)
         ckpt_set_fault(CKPT_FAULT_BEFORE_RENAME);
     char err[1024];
-    if (ckpt_write(path, &meta, rp->state, err, sizeof err)) {
+    if (job_write_state(job, done, path, rp->state, periodic, err, sizeof err) < 0) {
         fprintf(stderr, "train: %s\n", err);
         MPI_Abort(rp->comm, 1);
     }
-    if (o->checkpoint_dir && strncmp(path, o->checkpoint_dir, strlen(o->checkpoint_dir)) == 0)
-        ckpt_prune(o->checkpoint_dir, o->keep_checkpoints);
 }
 
 static void save_checkpoint(mpi_replica_t *rp, long done)
 {
     char path[4200];
     ckpt_path(rp->job->o->checkpoint_dir, (uint64_t)done, path, sizeof path);
-    save(rp, done, path);
+    save(rp, done, path, 1);
 }
 
 /* The end of an epoch: evaluate, check that the replicas agree, log. Returns 0 or 1. */
@@ -319,7 +316,7 @@ static int run(train_job_t *job, MPI_Comm comm)
         rc = 128 + job->stop_signal;
     } else if (rc == 0) {
         if (job->o->save_weights)
-            save(&rp, job->total_steps, job->o->save_weights);
+            save(&rp, job->total_steps, job->o->save_weights, 0);
         if (rp.rank == 0)
             job->res.steps_done = job->total_steps;
         rc = gather(&rp);

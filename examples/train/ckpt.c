@@ -154,32 +154,42 @@ int ckpt_write(const char *path, const ckpt_meta_t *meta, const float *data, cha
              (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        int e = errno;
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(e));
+        errno = e;
         return -1;
     }
+    errno = 0;
     const char *what = "write";
     int rc = fchmod(fd, 0600) || write_body(fd, meta, data);
     if (rc == 0) {
         what = "fsync";
         rc = fsync(fd);
     }
+    int e = errno; /* of the failure, before close and unlink can change it */
     if (close(fd) != 0 && rc == 0) {
         what = "close";
         rc = -1;
+        e = errno;
     }
     if (rc == 0 && ckpt_fault == CKPT_FAULT_BEFORE_RENAME)
         raise(SIGKILL);
     if (rc == 0) {
         what = "rename";
         rc = rename(tmp, path);
+        e = errno;
     }
     if (rc != 0) {
-        snprintf(err, errlen, "cannot write checkpoint %s (%s: %s)", path, what, strerror(errno));
+        e = e ? e : EIO; /* a write of 0 bytes sets none */
+        snprintf(err, errlen, "cannot write checkpoint %s (%s: %s)", path, what, strerror(e));
         unlink(tmp);
+        errno = e;
         return -1;
     }
     if (sync_dir(path) != 0) {
-        snprintf(err, errlen, "cannot fsync the directory of %s: %s", path, strerror(errno));
+        e = errno;
+        snprintf(err, errlen, "cannot fsync the directory of %s: %s", path, strerror(e));
+        errno = e;
         return -1;
     }
     return 0;

@@ -54,7 +54,8 @@ uint64_t ckpt_file_bytes(const ckpt_meta_t *meta);
 void ckpt_path(const char *dir, uint64_t step, char *buf, size_t len);
 
 /* Writes META and DATA ((1 + nstate) x nparams floats) to PATH atomically, as above. Returns 0,
- * or -1 with ERR set (and no file left at PATH or at the temporary name). */
+ * or -1 with ERR set and errno saying why (ENOSPC for a full disk); then no new file is left at
+ * PATH or at the temporary name, and a checkpoint that was at PATH is still there. */
 int ckpt_write(const char *path, const ckpt_meta_t *meta, const float *data, char *err,
                size_t errlen);
 /* Reads and verifies PATH. Returns 0, or -1 with ERR saying what is wrong. */

@@ -1,6 +1,7 @@
 /* The job's layout and set-up; see job.h. */
 #include "job.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,15 +125,35 @@ int job_init(train_job_t *job, const train_opts_t *o, const dataset_t *data, int
     for (int v = 0; v < 256; v++)
         job->pixel[v] = ((float)v / 255.0f - PIXEL_MEAN) / PIXEL_STD;
     fill_meta(job);
+    job->saved_step = -1;
     pthread_mutex_init(&job->lock, NULL);
     pthread_cond_init(&job->cond, NULL);
     return 0;
 }
 
+/* Warns of a checkpoint skipped as corrupt, and counts them (CTX: an int). */
 static void warn_line(void *ctx, const char *text)
 {
-    (void)ctx;
+    ++*(int *)ctx;
     fprintf(stderr, "train: warning: %s\n", text);
+}
+
+/* No checkpoint of the directory verifies. With none there at all, the run starts from the
+ * beginning; but when there were some, starting over would throw their work away, and a
+ * restart would find the same: one line, and status 2 (poprun does not restart after it). */
+static int none_valid(train_job_t *job, int skipped)
+{
+    const char *dir = job->o->checkpoint_dir;
+    if (skipped == 0) {
+        printf("train: no valid checkpoint in %s: starting from the beginning\n", dir);
+        return 0;
+    }
+    fprintf(stderr,
+            "train: cannot resume: none of the %d checkpoint%s in %s verifies (each is named "
+            "above), and starting over would lose their work; remove them to start from the "
+            "beginning\n",
+            skipped, skipped == 1 ? "" : "s", dir);
+    return 2;
 }
 
 int job_prepare_checkpoints(train_job_t *job, ckpt_t *ck)
@@ -147,7 +168,8 @@ int job_prepare_checkpoints(train_job_t *job, ckpt_t *ck)
         printf("train: restart %d of the job (%s=%d): resuming from the newest valid checkpoint\n",
                popdist_restart_count(), POPDIST_ENV_RESTART_COUNT, popdist_restart_count());
     if (o->resume) {
-        int found = ckpt_find_latest(o->checkpoint_dir, ck, warn_line, NULL, err, sizeof err);
+        int skipped = 0;
+        int found = ckpt_find_latest(o->checkpoint_dir, ck, warn_line, &skipped, err, sizeof err);
         if (found < 0) {
             fprintf(stderr, "train: %s\n", err);
             return 1;
@@ -159,18 +181,43 @@ int job_prepare_checkpoints(train_job_t *job, ckpt_t *ck)
             ckpt_free(ck);
             return 1;
         }
-        if (found)
-            printf("train: resuming from %s (step %llu%s)\n", path,
-                   (unsigned long long)ck->meta.step,
-                   (long)ck->meta.step > job->total_steps ? ", past --max-steps: only evaluating"
-                                                          : "");
-        else
-            printf("train: no valid checkpoint in %s: starting from the beginning\n",
-                   o->checkpoint_dir);
-        job->resume = found ? ck : NULL;
+        if (!found)
+            return none_valid(job, skipped);
+        printf("train: resuming from %s (step %llu%s)\n", path, (unsigned long long)ck->meta.step,
+               (long)ck->meta.step > job->total_steps ? ", past --max-steps: only evaluating" : "");
+        job->resume = ck;
+        job->saved_step = (long)ck->meta.step;
     }
     ckpt_prune(o->checkpoint_dir, o->keep_checkpoints); /* and stale temporary files */
     return 0;
+}
+
+int job_write_state(train_job_t *job, long step, const char *path, const float *data, int periodic,
+                    char *err, size_t errlen)
+{
+    const train_opts_t *o = job->o;
+    ckpt_meta_t meta = job->meta;
+    meta.step = (uint64_t)step;
+    if (ckpt_write(path, &meta, data, err, errlen) == 0) {
+        if (periodic) {
+            job->saved_step = step;
+            ckpt_prune(o->checkpoint_dir, o->keep_checkpoints);
+        }
+        return 0;
+    }
+    if (!periodic || (errno != ENOSPC && errno != EDQUOT))
+        return -1;
+    char newest[4200] = "no checkpoint of this run was written yet";
+    if (job->saved_step >= 0) {
+        ckpt_path(o->checkpoint_dir, (uint64_t)job->saved_step, newest, sizeof newest);
+        strncat(newest, " stays the newest", sizeof newest - strlen(newest) - 1);
+    }
+    job->ckpt_skipped++;
+    fprintf(stderr,
+            "train: warning: the checkpoint of step %ld was not written: %s; training goes "
+            "on, and %s\n",
+            step, err, newest);
+    return 1;
 }
 
 int job_alloc(train_job_t *job)

@@ -21,6 +21,16 @@ int job_init(train_job_t *job, const train_opts_t *o, const dataset_t *data, int
  * Returns 0, or 1 after one line (an unreadable directory, an incompatible checkpoint). */
 int job_prepare_checkpoints(train_job_t *job, ckpt_t *ck);
 
+/*
+ * Instance 0 writes the state after STEP steps (DATA: (1 + nstate) x nparams floats) to PATH.
+ * A periodic checkpoint (PERIODIC) that fails for want of space (ENOSPC, EDQUOT: a full disk or
+ * quota) does not end the run: one warning names it and the newest checkpoint, which stays, and
+ * training goes on (the next checkpoint tries again). Any other failure, and any failure of the
+ * final --save-weights, is an error. Returns 0 when written, 1 when skipped so, or -1 with ERR.
+ */
+int job_write_state(train_job_t *job, long step, const char *path, const float *data, int periodic,
+                    char *err, size_t errlen);
+
 /* The host buffers of the job (per-step simulated times, the checkpoint staging area). Returns
  * 0, or 1 after a line. */
 int job_alloc(train_job_t *job);

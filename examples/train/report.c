@@ -115,9 +115,14 @@ void report_preempted(const train_job_t *job)
     char path[4200];
     printf("%strain: %s: stopped after step %ld of %ld", job->progress_bar ? "\r\033[K" : "", name,
            job->stopped_at, job->total_steps);
-    if (job->stop_saved) {
+    if (job->stop_saved && job->saved_step == job->stopped_at) {
         ckpt_path(job->o->checkpoint_dir, (uint64_t)job->stopped_at, path, sizeof path);
         printf("; checkpoint %s (--resume continues from it)\n", path);
+    } else if (job->stop_saved && job->saved_step >= 0) { /* its write found the disk full */
+        ckpt_path(job->o->checkpoint_dir, (uint64_t)job->saved_step, path, sizeof path);
+        printf("; its checkpoint could not be written: --resume continues from %s\n", path);
+    } else if (job->stop_saved) {
+        printf("; its checkpoint could not be written, and there is none before it\n");
     } else {
         printf("; nothing saved (%s)\n",
                job->o->checkpoint_dir ? "no step done yet" : "no --checkpoint");

@@ -11,6 +11,7 @@
 
 #include "gcl/preempt.h"
 #include "gcl/sim.h"
+#include "job.h"
 #include "report.h"
 #include "stage.h"
 
@@ -96,8 +97,9 @@ static double ratio(double a, double b)
 
 /* Writes STEPS_DONE's state to PATH: replica 0's stages copy their slices into the shared
  * staging buffer, and the last to arrive writes the file while the others go on. A stage
- * waits for the previous file to be written before it copies into the buffer again. */
-static gcl_status_t save_state(stage_t *st, long steps_done, const char *path)
+ * waits for the previous file to be written before it copies into the buffer again. A
+ * PERIODIC checkpoint that finds the disk full is skipped with a warning (job_write_state). */
+static gcl_status_t save_state(stage_t *st, long steps_done, const char *path, int periodic)
 {
     train_job_t *job = st->job;
     if (st->replica != 0)
@@ -121,23 +123,18 @@ static gcl_status_t save_state(stage_t *st, long steps_done, const char *path)
     pthread_mutex_unlock(&job->lock);
     if (!last)
         return GCL_OK;
-    ckpt_meta_t meta = job->meta;
-    meta.step = (uint64_t)steps_done;
     const train_opts_t *o = job->o;
     if (o->fault_arg == steps_done && o->fault == FAULT_KILL_MID_CHECKPOINT)
         ckpt_set_fault(CKPT_FAULT_MID_WRITE);
     if (o->fault_arg == steps_done && o->fault == FAULT_KILL_BEFORE_RENAME)
         ckpt_set_fault(CKPT_FAULT_BEFORE_RENAME);
     char err[1024];
-    int rc = ckpt_write(path, &meta, job->staging, err, sizeof err);
-    if (rc == 0 && o->checkpoint_dir &&
-        strncmp(path, o->checkpoint_dir, strlen(o->checkpoint_dir)) == 0)
-        ckpt_prune(o->checkpoint_dir, o->keep_checkpoints);
+    int rc = job_write_state(job, steps_done, path, job->staging, periodic, err, sizeof err);
     pthread_mutex_lock(&job->lock);
     job->written++;
     pthread_cond_broadcast(&job->cond);
     pthread_mutex_unlock(&job->lock);
-    if (rc == 0)
+    if (rc >= 0)
         return GCL_OK;
     train_fail(job, "%s", err);
     return GCL_ERR_SYSTEM;
@@ -183,8 +180,7 @@ static gcl_status_t epoch_end(stage_t *st, long done, double loss, double acc, d
     GCL_CHECK(check_replicas(st, when));
     if (st->replica != 0 || !st->last)
         return GCL_OK;
-    report_epoch_end(job, done, loss, acc, wall, correct, count, test_loss,
-                     gcl_sim_time(st->ctx));
+    report_epoch_end(job, done, loss, acc, wall, correct, count, test_loss, gcl_sim_time(st->ctx));
     return GCL_OK;
 }
 
@@ -221,7 +217,7 @@ static gcl_status_t after_step(stage_t *st, long done, loop_t *lp)
     if (o->checkpoint_dir && (done % job->checkpoint_every == 0 || done == job->total_steps)) {
         char path[4200];
         ckpt_path(o->checkpoint_dir, (uint64_t)done, path, sizeof path);
-        GCL_CHECK(save_state(st, done, path));
+        GCL_CHECK(save_state(st, done, path, 1));
     }
     if (o->fault == FAULT_KILL_AFTER_STEP && done == o->fault_arg && job->instance == 0 &&
         st->replica == 0 && st->stage == 0)
@@ -259,7 +255,7 @@ static gcl_status_t preempt(stage_t *st, long done, long start, int sig)
     if (saved && done > start && done % job->checkpoint_every != 0) {
         char path[4200];
         ckpt_path(o->checkpoint_dir, (uint64_t)done, path, sizeof path);
-        GCL_CHECK(save_state(st, done, path));
+        GCL_CHECK(save_state(st, done, path, 1));
     }
     pthread_mutex_lock(&job->lock);
     job->stop_signal = sig;
@@ -339,7 +335,7 @@ gcl_status_t train_program(gcl_ctx_t ctx, void *arg)
     int stopped = job->stop_signal != 0;
     pthread_mutex_unlock(&job->lock);
     if (rc == GCL_OK && job->o->save_weights && !stopped)
-        rc = save_state(&st, job->total_steps, job->o->save_weights);
+        rc = save_state(&st, job->total_steps, job->o->save_weights, 0);
     if (rc == GCL_OK && st.replica == 0 && st.last && !stopped)
         job->res.steps_done = job->total_steps;
     record_sim(&st);

@@ -80,6 +80,11 @@ typedef struct {
     int stop_signal;
     long stopped_at;
     int stop_saved;
+    /* Instance 0: the step of the newest checkpoint on disk that this run wrote or resumed
+     * from (-1: none), and how many periodic checkpoints could not be written for want of
+     * space. Written by the thread that writes the files; read once training is over. */
+    long saved_step;
+    long ckpt_skipped;
 
     train_results_t res;
 } train_job_t;

@@ -31,6 +31,10 @@ static bool take_marker(struct outcome *o, const char *line, size_t len)
         return false;
     if (m.instance >= 0 && m.instance < OUTCOME_INSTANCES_MAX)
         o->reported[m.instance / 8] |= (unsigned char)(1u << (m.instance % 8));
+    if (m.kind == MARKER_EXIT && m.value == 2 && !o->usage_error) {
+        o->usage_error = true;
+        o->usage_instance = m.instance;
+    }
     if (names_failure(o, &m)) {
         o->have_failure = true;
         o->failure = m;

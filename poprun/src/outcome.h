@@ -39,6 +39,8 @@ struct outcome {
     /* What was seen. */
     bool have_failure;
     struct marker failure; /* the first instance that failed: its program, or its wrapper */
+    bool usage_error;      /* some instance exited with status 2, first or not: */
+    int usage_instance;    /* the first such */
     /* The failure is mpirun's notice that the instance's wrapper died of a signal (so its program
      * too); WRAPPER_NODE is mpirun's name of its node. */
     bool wrapper_died;

@@ -7,7 +7,9 @@
  * A run is restarted when an instance failed (exited non-zero, was killed) or mpirun failed
  * (e.g. it lost a host's daemon), but not when poprun was interrupted (SIGTERM, SIGINT: the
  * user or the scheduler wants the job to stop) and not when an instance exited with status 2
- * (a usage error, which would only repeat). Each restart is one line on stderr:
+ * (a usage error, or a program that knows a restart would only repeat its failure, such as
+ * train finding no valid checkpoint to resume), whether or not it was the first to fail. Each
+ * restart is one line on stderr:
  *
  *   poprun: instance 1 (host h1) was killed by signal 9 (SIGKILL); restarting the job (restart 1 of
  * 2)

@@ -24,6 +24,11 @@
 enum { BEAT = 1, BYE = 2, POISON = 3 };
 enum { ALIVE = 0, FAILED = 1, LEFT = 2 };
 enum { TEXT_MAX = 400, PAYLOAD_MAX = 60000, REPEAT = 3 };
+/* Why a datagram was refused (decode), counted and reported at most every REFUSED_REPORT_S. */
+enum { TAKEN = 0, NO_TOKEN, MALFORMED, WRONG_SOURCE, REPLAYED, NREASONS };
+#define REFUSED_REPORT_S 10.0
+/* Datagrams read per wake-up at most, so that a flood cannot hold back this instance's beats. */
+#define READ_BATCH 256
 
 typedef struct {
     uint32_t magic;
@@ -32,6 +37,7 @@ typedef struct {
     uint32_t from;  /* instance */
     int32_t ipu;    /* BEAT of a FAILED instance: the IPU that failed */
     uint8_t token[16];
+    uint64_t seq;   /* the sender's count of datagrams: a receiver takes each number once */
     uint64_t key0;  /* POISON */
     uint32_t count; /* BEAT: ctrl_ipu_t records; POISON: int32_t IPUs to mark */
     uint32_t textlen;
@@ -57,6 +63,7 @@ typedef struct {
     _Atomic int state;         /* ALIVE, FAILED or LEFT; FAILED's reason is set before */
     int ipu;
     char reason[TEXT_MAX];
+    uint64_t last_seq; /* the newest datagram taken from it (the control thread's) */
 } ctrl_peer_t;
 
 /* What this instance knows of one IPU of another host, written by the control thread only and
@@ -81,7 +88,10 @@ struct gcl_ctrl {
     pthread_mutex_t lock; /* my state and reason; sends (one datagram buffer) */
     int my_state, my_ipu;
     char my_reason[TEXT_MAX];
+    uint64_t seq;   /* datagrams numbered so far, under the lock */
     ctrl_msg_t out; /* the datagram being sent, under the lock */
+    /* Datagrams refused since the last report, by reason (the control thread's). */
+    uint64_t refused[NREASONS], reported_ns;
 };
 
 static uint64_t now_ns(void)
@@ -103,12 +113,14 @@ static void send_to(gcl_ctrl_t *c, int i, const ctrl_msg_t *m, size_t bytes)
            sizeof c->peers[i].addr);
 }
 
+/* A new datagram's header (the lock held): each gets the next number. */
 static void head(gcl_ctrl_t *c, ctrl_msg_t *m, int kind)
 {
     memset(&m->h, 0, sizeof m->h);
     m->h.magic = CTRL_MAGIC;
     m->h.kind = (uint16_t)kind;
     m->h.from = (uint32_t)c->job->instance_index;
+    m->h.seq = ++c->seq;
     memcpy(m->h.token, c->token, 16);
 }
 
@@ -159,24 +171,90 @@ static void beat(gcl_ctrl_t *c, int kind)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* Checks a datagram of LEN bytes in M; 1 to take it, 0 to drop it. */
-static int decode(const gcl_ctrl_t *c, const ctrl_msg_t *m, size_t len)
+static void receive(gcl_ctrl_t *c, const ctrl_msg_t *m);
+
+/* Whether the 16 bytes at A and B are equal, in a time that does not say where they differ. */
+static int same_token(const uint8_t *a, const uint8_t *b)
+{
+    unsigned diff = 0;
+    for (int i = 0; i < 16; i++)
+        diff |= (unsigned)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+/*
+ * Checks a datagram of LEN bytes in M that came from address SRC: TAKEN, or why it is refused.
+ * The job's token first (nothing else of a stranger's datagram is looked at); then the sender
+ * must be an instance of another host, sending from the address it gave at start-up, in a
+ * datagram whose parts add up; and its number must be newer than any taken from it, so that a
+ * datagram recorded and sent again is refused even with the token.
+ */
+static int decode(gcl_ctrl_t *c, const ctrl_msg_t *m, size_t len, const struct sockaddr_in *src)
 {
     const ctrl_head_t *h = &m->h;
+    if (len < sizeof *h || h->magic != CTRL_MAGIC)
+        return MALFORMED;
+    if (!same_token(h->token, c->token))
+        return NO_TOKEN;
+    if (h->from >= (uint32_t)c->job->num_instances || !remote(c, (int)h->from))
+        return MALFORMED;
+    ctrl_peer_t *p = &c->peers[h->from];
+    if (src->sin_addr.s_addr != p->addr.sin_addr.s_addr || src->sin_port != p->addr.sin_port)
+        return WRONG_SOURCE;
     size_t each = h->kind == POISON ? sizeof(int32_t) : sizeof(ctrl_ipu_t);
-    if (len < sizeof *h || h->magic != CTRL_MAGIC || memcmp(h->token, c->token, 16) != 0 ||
-        h->from >= (uint32_t)c->job->num_instances || !remote(c, (int)h->from) ||
-        h->textlen >= TEXT_MAX || h->count > PAYLOAD_MAX / each ||
-        len != sizeof *h + h->count * each + h->textlen)
-        return 0;
+    if ((h->kind != BEAT && h->kind != BYE && h->kind != POISON) || h->textlen >= TEXT_MAX ||
+        h->count > PAYLOAD_MAX / each || len != sizeof *h + h->count * each + h->textlen)
+        return MALFORMED;
     for (uint32_t k = 0; k < h->count; k++) {
         int32_t ipu = h->kind == POISON ? ((const int32_t *)m->payload)[k]
                                         : ((const ctrl_ipu_t *)m->payload)[k].ipu;
         if (ipu < 0 || ipu >= c->job->num_ipus ||
             (h->kind != POISON && c->job->ipu_instance[ipu] != (int)h->from))
-            return 0;
+            return MALFORMED;
     }
-    return 1;
+    if (h->seq <= p->last_seq)
+        return REPLAYED;
+    p->last_seq = h->seq;
+    return TAKEN;
+}
+
+/* Says at warn level, at most every REFUSED_REPORT_S (and, FORCE, at the end), how many
+ * datagrams were refused and why: another job's or an attacker's traffic at this instance's
+ * control port. */
+static void report_refused(gcl_ctrl_t *c, uint64_t now, int force)
+{
+    uint64_t *r = c->refused, total = 0;
+    for (int k = 1; k < NREASONS; k++)
+        total += r[k];
+    if (total == 0 || (!force && (double)(now - c->reported_ns) < REFUSED_REPORT_S * 1e9))
+        return;
+    GCL_WARN(GCL_SUB_INIT,
+             "control plane: refused %llu datagram(s) that were not this job's: %llu without its "
+             "token, %llu malformed or truncated, %llu from an address other than the instance "
+             "they name, %llu replayed",
+             (unsigned long long)total, (unsigned long long)r[NO_TOKEN],
+             (unsigned long long)r[MALFORMED], (unsigned long long)r[WRONG_SOURCE],
+             (unsigned long long)r[REPLAYED]);
+    memset(r, 0, sizeof c->refused);
+    c->reported_ns = now;
+}
+
+/* Reads what has come, READ_BATCH datagrams at most: takes the job's, counts the others. */
+static void read_datagrams(gcl_ctrl_t *c, ctrl_msg_t *m)
+{
+    for (int k = 0; k < READ_BATCH; k++) {
+        struct sockaddr_in src;
+        socklen_t slen = sizeof src;
+        memset(&src, 0, sizeof src);
+        ssize_t n = recvfrom(c->fd, m, sizeof *m, MSG_DONTWAIT, (struct sockaddr *)&src, &slen);
+        if (n < 0)
+            return;
+        int why = decode(c, m, (size_t)n, &src);
+        if (why == TAKEN)
+            receive(c, m);
+        else
+            c->refused[why]++;
+    }
 }
 
 /* The sender's IPUs, recorded; 1 when one of them changed its life. */
@@ -251,13 +329,11 @@ static void *run(void *arg)
             beat(c, BEAT);
             next = t + period;
         }
+        report_refused(c, t, 0);
         struct pollfd pfd = {c->fd, POLLIN, 0};
         int wait_ms = (int)((next - t) / 1000000u) + 1;
-        if (poll(&pfd, 1, wait_ms > 100 ? 100 : wait_ms) <= 0)
-            continue;
-        ssize_t n = recv(c->fd, m, sizeof *m, 0);
-        if (n > 0 && decode(c, m, (size_t)n))
-            receive(c, m);
+        if (poll(&pfd, 1, wait_ms > 100 ? 100 : wait_ms) > 0)
+            read_datagrams(c, m);
     }
     free(m);
     return NULL;
@@ -363,6 +439,7 @@ void gcl_ctrl_stop(gcl_ctrl_t *c)
         return;
     atomic_store(&c->stop, 1);
     pthread_join(c->thread, NULL);
+    report_refused(c, now_ns(), 1); /* what the last period refused */
     for (int k = 0; k < REPEAT; k++)
         beat(c, BYE);
     ctrl_free(c);

@@ -7,8 +7,11 @@
  *     which instances of one host learn from the host box;
  *   - the mark on a mismatched call ("poison"), so that every replica of it, on every host,
  *     fails with GCL_ERR_MISMATCH, not only those of the host where it was seen.
- * Every datagram carries the job's secret token and is dropped without it. A thread per
- * instance receives them; senders are the IPU threads and the heartbeat tick of that thread.
+ * Every datagram carries the job's secret token and is dropped without it; it must also come
+ * from the address its sender gave at start-up and carry a number newer than any taken from
+ * that sender (so that a recorded datagram sent again is refused). Refused datagrams are
+ * counted and reported at warn level at most every 10 s. A thread per instance receives them;
+ * senders are the IPU threads and the heartbeat tick of that thread.
  */
 #ifndef GCL_CTRL_H
 #define GCL_CTRL_H

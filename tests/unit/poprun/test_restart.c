@@ -164,6 +164,21 @@ static void test_graceful(void **state)
     strvec_free(&hosts);
 }
 
+/* An instance's status 2 stops the restarts also when another instance, failing because of it,
+ * was reported first (train's "cannot resume" on instance 0, its peers' exit 1). */
+static void test_usage_not_first(void **state)
+{
+    (void)state;
+    struct sink s = {{0}, 0};
+    struct outcome o = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    feed(&o, (const char *const[]){"@@poprun-status tok 3 exit 1", NULL});
+    assert_true(restart_wanted(&o, 1));
+    feed(&o, (const char *const[]){"@@poprun-status tok 0 exit 2", NULL});
+    assert_int_equal(o.failure.instance, 3); /* still the one named */
+    assert_int_equal(o.usage_instance, 0);
+    assert_false(restart_wanted(&o, 1));
+}
+
 static void test_options(void **state)
 {
     (void)state;
@@ -199,6 +214,8 @@ static int scripted_run(void *ctx, struct outcome *out, char *err, size_t errlen
     out->failure = want->failure;
     out->interrupt_sig = want->interrupt_sig;
     out->mpirun_status = want->mpirun_status;
+    out->usage_error = want->usage_error;
+    out->usage_instance = want->usage_instance;
     return 0;
 }
 
@@ -265,6 +282,17 @@ static void test_restart_loop(void **state)
     assert_int_equal(loop(&sc4, 2, &p, text, sizeof(text)), 2);
     assert_string_equal(text, "poprun: instance 0 (host h1) exited with status 2\n");
 
+    /* Instance 0's status 2 behind another instance's failure: not restarted, and said why. */
+    struct outcome behind = {.have_failure = true,
+                             .failure = {3, MARKER_EXIT, 1},
+                             .usage_error = true,
+                             .usage_instance = 0};
+    struct script sc6 = {&behind, 1, 0, {{0}}};
+    assert_int_equal(loop(&sc6, 2, &p, text, sizeof(text)), 1);
+    assert_int_equal(sc6.runs, 1);
+    assert_string_equal(text, "poprun: instance 3 (host h2) exited with status 1; not restarted: "
+                              "instance 0 exited with status 2\n");
+
     /* Without --max-restarts: one run, no count set, the usual line. */
     unsetenv("POPDIST_RESTART_COUNT");
     struct script sc5 = {&killed, 1, 0, {{0}}};
@@ -280,7 +308,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lost_node_parse), cmocka_unit_test(test_lost_host),
         cmocka_unit_test(test_graceful),        cmocka_unit_test(test_options),
-        cmocka_unit_test(test_restart_loop),
+        cmocka_unit_test(test_restart_loop),    cmocka_unit_test(test_usage_not_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
