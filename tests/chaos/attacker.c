@@ -39,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CTRL_MAGIC   0x4c52544cu /* gcl/src/ctrl.c: the control plane's datagrams */
+#define CTRL_MAGIC   0x4c52544cu /* gcl/src/job/ctrl.c: the control plane's datagrams */
 #define HEAD_BYTES   64          /* at least a control-plane header */
 #define FLOOD_HELD   1000
 #define FLOOD_CYCLES 3000
@@ -78,7 +78,7 @@ static int dial(const struct sockaddr_in *a)
     return -1;
 }
 
-/* A header shaped like libgcl's (gcl/src/wire.h: two keys, a size, two clocks, a 16-byte token,
+/* A header shaped like libgcl's (gcl/src/transport/wire.h: two keys, a size, two clocks, a 16-byte token,
  * a signature) with a token of its own, and random bytes after it. */
 static size_t forged(uint8_t *buf, size_t cap)
 {

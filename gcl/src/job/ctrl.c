@@ -33,26 +33,27 @@ enum { TAKEN = 0, NO_TOKEN, MALFORMED, WRONG_SOURCE, REPLAYED, NREASONS };
 typedef struct {
     uint32_t magic;
     uint16_t kind;
-    uint16_t state; /* BEAT, BYE: the sender's state */
-    uint32_t from;  /* instance */
-    int32_t ipu;    /* BEAT of a FAILED instance: the IPU that failed */
+    uint16_t sender_state; /* BEAT, BYE: the sender's state */
+    uint32_t sender;       /* its instance */
+    int32_t failed_ipu;    /* BEAT of a FAILED instance: the IPU that failed */
     uint8_t token[16];
-    uint64_t seq;   /* the sender's count of datagrams: a receiver takes each number once */
-    uint64_t key0;  /* POISON */
-    uint32_t count; /* BEAT: ctrl_ipu_t records; POISON: int32_t IPUs to mark */
-    uint32_t textlen;
+    uint64_t number;     /* the sender's count of datagrams: a receiver takes each number once */
+    uint64_t call_key;   /* POISON: the key0 of the mismatched call */
+    uint32_t items;      /* BEAT: ctrl_ipu_record_t records; POISON: int32_t IPUs to mark */
+    uint32_t text_bytes; /* the text after the items: a FAILED sender's reason, a poison's */
 } ctrl_head_t;
 
 /* What a beat says of each IPU of its sender: what the host box says to the sender's host. */
 typedef struct {
     int32_t ipu;
-    uint32_t state, run_gen, valid; /* valid: last_call and sig were read consistently */
+    uint32_t state, run_gen;
+    uint32_t consistent; /* last_call and signature were read whole */
     uint64_t last_call;
-    gcl_sig_t sig;
-} ctrl_ipu_t;
+    gcl_sig_t signature;
+} ctrl_ipu_record_t;
 
 typedef struct {
-    ctrl_head_t h;
+    ctrl_head_t head;
     char payload[PAYLOAD_MAX]; /* records or IPUs, then the text */
 } ctrl_msg_t;
 
@@ -63,7 +64,7 @@ typedef struct {
     _Atomic int state;         /* ALIVE, FAILED or LEFT; FAILED's reason is set before */
     int ipu;
     char reason[TEXT_MAX];
-    uint64_t last_seq; /* the newest datagram taken from it (the control thread's) */
+    uint64_t last_number; /* the newest datagram taken from it (the control thread's) */
 } ctrl_peer_t;
 
 /* What this instance knows of one IPU of another host, written by the control thread only and
@@ -109,23 +110,23 @@ static int remote(const gcl_ctrl_t *c, int instance)
 /* Sends M (head, then BYTES of payload) to instance I. */
 static void send_to(gcl_ctrl_t *c, int i, const ctrl_msg_t *m, size_t bytes)
 {
-    sendto(c->fd, m, sizeof m->h + bytes, MSG_DONTWAIT, (const struct sockaddr *)&c->peers[i].addr,
-           sizeof c->peers[i].addr);
+    sendto(c->fd, m, sizeof m->head + bytes, MSG_DONTWAIT,
+           (const struct sockaddr *)&c->peers[i].addr, sizeof c->peers[i].addr);
 }
 
 /* A new datagram's header (the lock held): each gets the next number. */
 static void head(gcl_ctrl_t *c, ctrl_msg_t *m, int kind)
 {
-    memset(&m->h, 0, sizeof m->h);
-    m->h.magic = CTRL_MAGIC;
-    m->h.kind = (uint16_t)kind;
-    m->h.from = (uint32_t)c->job->instance_index;
-    m->h.seq = ++c->seq;
-    memcpy(m->h.token, c->token, 16);
+    memset(&m->head, 0, sizeof m->head);
+    m->head.magic = CTRL_MAGIC;
+    m->head.kind = (uint16_t)kind;
+    m->head.sender = (uint32_t)c->job->instance_index;
+    m->head.number = ++c->seq;
+    memcpy(m->head.token, c->token, 16);
 }
 
 /* IPU's record as the host box holds it; the latest call only when read consistently. */
-static void read_ipu(const gcl_hostbox_ipu_t *p, int ipu, ctrl_ipu_t *r)
+static void read_ipu(const gcl_hostbox_ipu_t *p, int ipu, ctrl_ipu_record_t *r)
 {
     memset(r, 0, sizeof *r);
     r->ipu = ipu;
@@ -137,8 +138,8 @@ static void read_ipu(const gcl_hostbox_ipu_t *p, int ipu, ctrl_ipu_t *r)
     atomic_thread_fence(memory_order_acquire);
     if (key != 0 && atomic_load_explicit(&p->last_call, memory_order_relaxed) == key) {
         r->last_call = key;
-        memcpy(&r->sig, w, sizeof w);
-        r->valid = 1;
+        memcpy(&r->signature, w, sizeof w);
+        r->consistent = 1;
     }
 }
 
@@ -151,23 +152,23 @@ static void beat(gcl_ctrl_t *c, int kind)
     ctrl_msg_t *m = &c->out;
     head(c, m, kind);
     /* A failed instance's goodbye still says it failed, and why. */
-    m->h.state = (uint16_t)(kind == BYE && c->my_state == ALIVE ? LEFT : c->my_state);
-    m->h.ipu = c->my_ipu;
-    ctrl_ipu_t *rec = (ctrl_ipu_t *)m->payload;
+    m->head.sender_state = (uint16_t)(kind == BYE && c->my_state == ALIVE ? LEFT : c->my_state);
+    m->head.failed_ipu = c->my_ipu;
+    ctrl_ipu_record_t *rec = (ctrl_ipu_record_t *)m->payload;
     size_t max = (PAYLOAD_MAX - TEXT_MAX) / sizeof *rec;
     for (int k = 0; k < j->num_local_ipus && (size_t)k < max; k++) {
         int ipu = j->first_ipu + k;
         read_ipu(&c->hb->ipus[j->ipu_hostlocal[ipu]], ipu, &rec[k]);
-        m->h.count = (uint32_t)(k + 1);
+        m->head.items = (uint32_t)(k + 1);
     }
-    size_t bytes = m->h.count * sizeof *rec;
-    if (m->h.state == FAILED) {
-        m->h.textlen = (uint32_t)strnlen(c->my_reason, TEXT_MAX - 1);
-        memcpy(m->payload + bytes, c->my_reason, m->h.textlen);
+    size_t bytes = m->head.items * sizeof *rec;
+    if (m->head.sender_state == FAILED) {
+        m->head.text_bytes = (uint32_t)strnlen(c->my_reason, TEXT_MAX - 1);
+        memcpy(m->payload + bytes, c->my_reason, m->head.text_bytes);
     }
     for (int i = 0; i < j->num_instances; i++)
         if (remote(c, i))
-            send_to(c, i, m, bytes + m->h.textlen);
+            send_to(c, i, m, bytes + m->head.text_bytes);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -191,30 +192,30 @@ static int same_token(const uint8_t *a, const uint8_t *b)
  */
 static int decode(gcl_ctrl_t *c, const ctrl_msg_t *m, size_t len, const struct sockaddr_in *src)
 {
-    const ctrl_head_t *h = &m->h;
+    const ctrl_head_t *h = &m->head;
     if (len < sizeof *h || h->magic != CTRL_MAGIC)
         return MALFORMED;
     if (!same_token(h->token, c->token))
         return NO_TOKEN;
-    if (h->from >= (uint32_t)c->job->num_instances || !remote(c, (int)h->from))
+    if (h->sender >= (uint32_t)c->job->num_instances || !remote(c, (int)h->sender))
         return MALFORMED;
-    ctrl_peer_t *p = &c->peers[h->from];
+    ctrl_peer_t *p = &c->peers[h->sender];
     if (src->sin_addr.s_addr != p->addr.sin_addr.s_addr || src->sin_port != p->addr.sin_port)
         return WRONG_SOURCE;
-    size_t each = h->kind == POISON ? sizeof(int32_t) : sizeof(ctrl_ipu_t);
-    if ((h->kind != BEAT && h->kind != BYE && h->kind != POISON) || h->textlen >= TEXT_MAX ||
-        h->count > PAYLOAD_MAX / each || len != sizeof *h + h->count * each + h->textlen)
+    size_t each = h->kind == POISON ? sizeof(int32_t) : sizeof(ctrl_ipu_record_t);
+    if ((h->kind != BEAT && h->kind != BYE && h->kind != POISON) || h->text_bytes >= TEXT_MAX ||
+        h->items > PAYLOAD_MAX / each || len != sizeof *h + h->items * each + h->text_bytes)
         return MALFORMED;
-    for (uint32_t k = 0; k < h->count; k++) {
+    for (uint32_t k = 0; k < h->items; k++) {
         int32_t ipu = h->kind == POISON ? ((const int32_t *)m->payload)[k]
-                                        : ((const ctrl_ipu_t *)m->payload)[k].ipu;
+                                        : ((const ctrl_ipu_record_t *)m->payload)[k].ipu;
         if (ipu < 0 || ipu >= c->job->num_ipus ||
-            (h->kind != POISON && c->job->ipu_instance[ipu] != (int)h->from))
+            (h->kind != POISON && c->job->ipu_instance[ipu] != (int)h->sender))
             return MALFORMED;
     }
-    if (h->seq <= p->last_seq)
+    if (h->number <= p->last_number)
         return REPLAYED;
-    p->last_seq = h->seq;
+    p->last_number = h->number;
     return TAKEN;
 }
 
@@ -260,17 +261,17 @@ static void read_datagrams(gcl_ctrl_t *c, ctrl_msg_t *m)
 /* The sender's IPUs, recorded; 1 when one of them changed its life. */
 static int record(gcl_ctrl_t *c, const ctrl_msg_t *m)
 {
-    const ctrl_ipu_t *rec = (const ctrl_ipu_t *)m->payload;
+    const ctrl_ipu_record_t *rec = (const ctrl_ipu_record_t *)m->payload;
     int changed = 0;
-    for (uint32_t k = 0; k < m->h.count; k++) {
+    for (uint32_t k = 0; k < m->head.items; k++) {
         ctrl_remote_t *r = &c->remote[rec[k].ipu];
         uint64_t w[4];
-        memcpy(w, &rec[k].sig, sizeof w);
+        memcpy(w, &rec[k].signature, sizeof w);
         changed |= atomic_load(&r->state) != rec[k].state;
         atomic_fetch_add(&r->seq, 1); /* odd: being written */
         atomic_store_explicit(&r->state, rec[k].state, memory_order_relaxed);
         atomic_store_explicit(&r->run_gen, rec[k].run_gen, memory_order_relaxed);
-        if (rec[k].valid) {
+        if (rec[k].consistent) {
             atomic_store_explicit(&r->valid, 1, memory_order_relaxed);
             atomic_store_explicit(&r->last_call, rec[k].last_call, memory_order_relaxed);
             for (int i = 0; i < 4; i++)
@@ -289,27 +290,29 @@ static void ring_all(gcl_ctrl_t *c)
 
 static void receive(gcl_ctrl_t *c, const ctrl_msg_t *m)
 {
-    ctrl_peer_t *p = &c->peers[m->h.from];
-    const char *text = m->payload + m->h.count * (m->h.kind == POISON ? 4 : sizeof(ctrl_ipu_t));
+    ctrl_peer_t *p = &c->peers[m->head.sender];
+    const char *text =
+        m->payload + m->head.items * (m->head.kind == POISON ? 4 : sizeof(ctrl_ipu_record_t));
     char reason[TEXT_MAX];
-    memcpy(reason, text, m->h.textlen);
-    reason[m->h.textlen] = '\0';
+    memcpy(reason, text, m->head.text_bytes);
+    reason[m->head.text_bytes] = '\0';
     atomic_store(&p->heard_ns, now_ns());
-    if (m->h.kind == POISON) {
-        for (uint32_t k = 0; k < m->h.count; k++) {
+    if (m->head.kind == POISON) {
+        for (uint32_t k = 0; k < m->head.items; k++) {
             int hl = c->job->ipu_hostlocal[((const int32_t *)m->payload)[k]];
             if (hl >= 0)
-                gcl_diag_poison_ipu(c->hb, hl, m->h.key0, reason);
+                gcl_diag_poison_ipu(c->hb, hl, m->head.call_key, reason);
         }
         return;
     }
     int changed = record(c, m);
-    if (atomic_load(&p->state) == ALIVE && (m->h.state == FAILED || m->h.state == LEFT)) {
-        if (m->h.state == FAILED) { /* the first news of a failure or a goodbye stays */
-            p->ipu = m->h.ipu;
+    if (atomic_load(&p->state) == ALIVE &&
+        (m->head.sender_state == FAILED || m->head.sender_state == LEFT)) {
+        if (m->head.sender_state == FAILED) { /* the first news of a failure or a goodbye stays */
+            p->ipu = m->head.failed_ipu;
             snprintf(p->reason, sizeof p->reason, "%s", reason);
         }
-        atomic_store(&p->state, m->h.state);
+        atomic_store(&p->state, m->head.sender_state);
         changed = 1;
     }
     if (changed)
@@ -547,15 +550,15 @@ void gcl_ctrl_poison(gcl_ctrl_t *c, const int *ipus, int n, uint64_t key0, const
         if (!remote(c, i))
             continue;
         head(c, m, POISON);
-        m->h.key0 = key0;
-        for (int q = 0; q < n && m->h.count < max; q++)
+        m->head.call_key = key0;
+        for (int q = 0; q < n && m->head.items < max; q++)
             if (c->job->ipu_instance[ipus[q]] == i)
-                list[m->h.count++] = ipus[q];
-        size_t bytes = m->h.count * sizeof *list;
-        m->h.textlen = (uint32_t)strnlen(reason, TEXT_MAX - 1);
-        memcpy(m->payload + bytes, reason, m->h.textlen);
-        for (int k = 0; m->h.count && k < REPEAT; k++) /* datagrams may be lost: say it thrice */
-            send_to(c, i, m, bytes + m->h.textlen);
+                list[m->head.items++] = ipus[q];
+        size_t bytes = m->head.items * sizeof *list;
+        m->head.text_bytes = (uint32_t)strnlen(reason, TEXT_MAX - 1);
+        memcpy(m->payload + bytes, reason, m->head.text_bytes);
+        for (int k = 0; m->head.items && k < REPEAT; k++) /* datagrams may be lost: say it thrice */
+            send_to(c, i, m, bytes + m->head.text_bytes);
     }
     pthread_mutex_unlock(&c->lock);
 }
