@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "sim_internal.h"
-#include "topology_internal.h"
+#include "topology_spec.h"
 
 struct sim_flow_ws {
     const struct sim_topology *topo;

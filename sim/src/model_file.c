@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/model.h"
+#include "sim/model_def.h"
 #include "sim_internal.h"
 
 #define LINE_MAX_CHARS 1023

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "sim_internal.h"
-#include "topology_internal.h"
+#include "topology_spec.h"
 
 struct edge {
     int a, b; /* a < b */

@@ -15,7 +15,7 @@
 
 #include "sim/params.h"
 #include "sim_internal.h"
-#include "topology_internal.h"
+#include "topology_spec.h"
 
 #define MAX_LINE_CHARS 255
 #define MAX_LINES      100000

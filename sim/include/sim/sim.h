@@ -13,7 +13,7 @@
 #include "sim/ipu_cost.h"
 #include "sim/layer.h"
 #include "sim/memory.h"
-#include "sim/model.h"
+#include "sim/model_def.h"
 #include "sim/params.h"
 #include "sim/pipeline.h"
 #include "sim/plan.h"

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "sim/model.h"
+#include "sim/model_def.h"
 
 static void test_resnet50(void **state)
 {

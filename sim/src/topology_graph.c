@@ -22,7 +22,7 @@
 #include <strings.h>
 
 #include "sim_internal.h"
-#include "topology_internal.h"
+#include "topology_spec.h"
 
 void sim_topo_spec_defaults(struct sim_topo_spec *s)
 {

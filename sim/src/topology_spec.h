@@ -2,8 +2,8 @@
  * The inside of a topology, shared by the builder (topology.c), the file parser
  * (topology_parse.c) and the link cost model (cost.c). Not part of the API.
  */
-#ifndef SIM_TOPOLOGY_INTERNAL_H
-#define SIM_TOPOLOGY_INTERNAL_H
+#ifndef SIM_TOPOLOGY_SPEC_H
+#define SIM_TOPOLOGY_SPEC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -85,4 +85,4 @@ static inline int sim_topo_next(const struct sim_topology *t, int u, int dst)
     return t->next[(size_t)u * (size_t)t->num_ipus + (size_t)dst];
 }
 
-#endif /* SIM_TOPOLOGY_INTERNAL_H */
+#endif /* SIM_TOPOLOGY_SPEC_H */

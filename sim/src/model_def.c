@@ -1,7 +1,7 @@
 /*
  * The model container (sim/model.h): layers, totals, names, and opening a model by name.
  */
-#include "sim/model.h"
+#include "sim/model_def.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -19,8 +19,8 @@
  *
  * Model files: the format is in sim/README.md ("Model files") and model_file.c.
  */
-#ifndef SIM_MODEL_H
-#define SIM_MODEL_H
+#ifndef SIM_MODEL_DEF_H
+#define SIM_MODEL_DEF_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -98,4 +98,4 @@ int sim_recompute_parse(const char *name); /* -1 when unknown */
 const char *sim_state_place_name(sim_state_place_t s);
 int sim_state_place_parse(const char *name); /* -1 when unknown */
 
-#endif /* SIM_MODEL_H */
+#endif /* SIM_MODEL_DEF_H */
