@@ -1,5 +1,5 @@
 /*
- * The model container (sim/model.h): layers, totals, names, and opening a model by name.
+ * The model container (sim/model_def.h): layers, totals and names.
  */
 #include "sim/model_def.h"
 
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "text.h"
 
 int sim_model_init(sim_model_t *m, const char *name)
 {
@@ -100,24 +100,4 @@ int sim_state_place_parse(const char *name)
         if (strcmp(name, state_names[i]) == 0)
             return i;
     return -1;
-}
-
-int sim_model_open(const char *name, int seq, sim_model_t *m, char *err, size_t errlen)
-{
-    int rc;
-
-    if (name != NULL && strcmp(name, "resnet50") == 0) {
-        rc = sim_model_resnet50(m);
-    } else if (name != NULL && strcmp(name, "bert-large") == 0) {
-        if (seq != 128 && seq != 512) {
-            sim_errf(err, errlen, "bert-large: sequence length must be 128 or 512 (got %d)", seq);
-            return -EINVAL;
-        }
-        rc = sim_model_bert_large(m, seq);
-    } else {
-        return sim_model_load(name, m, err, errlen);
-    }
-    if (rc != 0)
-        sim_errf(err, errlen, "%s: %s", name, strerror(-rc));
-    return rc;
 }

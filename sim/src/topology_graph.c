@@ -1,164 +1,264 @@
 /*
- * Topology presets, the GC200 IPU-POD link numbers, and the queries of sim/topology.h.
- *
- * Sources of the link numbers (see also sim/README.md):
- *   [M2000]  Graphcore, "IPU-M2000 datasheet" and "Bow-2000 datasheet" (docs.graphcore.ai):
- *            4 GC200 IPUs and one IPU-Gateway per machine; "IPU-Link 512 Gbps for communication
- *            within pods" (64 GB/s per link both ways together, i.e. 32 GB/s per direction,
- *            which matches 10 IPU-Links at 320 GB/s per GC200); "GW-Link 2x 100 Gbps
- *            Gateway-Links for communication between pods".
- *   [POD]    Graphcore, "IPU-POD64 / IPU-POD128 datasheets" and "Getting started with IPU-POD
- *            systems": POD16 = 4 IPU-M2000s, POD64 = 16 IPU-M2000s with a 2D-torus IPU-Link
- *            topology, POD128 and POD256 = 2 and 4 IPU-POD64 racks joined by GW-Links.
- * Latencies are not published as datasheet numbers and are assumed (marked below). Jia et al.,
- * "Dissecting the Graphcore IPU Architecture via Microbenchmarking" (arXiv:1912.03413) measured
- * Mk1 IPU-Link latencies of the order of a microsecond under load; we take 500 ns per hop.
+ * The built topology (sim/topology_graph.h): its links, the CSR adjacency, the next-hop table
+ * of every route, and the queries.
  */
+#include "sim/topology_graph.h"
+
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "sim_internal.h"
-#include "topology_spec.h"
+#include "text.h"
 
-void sim_topo_spec_defaults(struct sim_topo_spec *s)
-{
-    memset(s, 0, sizeof(*s));
-    s->origin = "topology";
-    s->wiring = SIM_WIRING_LADDER;
-    s->ipus_per_gateway = 4;                  /* [M2000]: one gateway per 4 IPUs */
-    s->gwlinks_per_gateway = 2;               /* [M2000]: 2 GW-Link ports */
-    s->ipulink_bandwidth = 32000000000ULL;    /* [M2000]: 512 Gb/s = 2 x 32 GB/s per link;
-                                                 assumed one link per edge (32..128 GB/s) */
-    s->ipulink_latency = 500 * SIM_PS_PER_NS; /* assumed (see above), 200..2000 ns */
-    s->gwlink_bandwidth = 12500000000ULL;     /* [M2000]: 100 Gb/s per port */
-    s->gwlink_latency = 3 * SIM_PS_PER_US;    /* assumed: a 100 GbE RoCE hop, 1..10 us */
-    s->sync_latency = 1 * SIM_PS_PER_US;      /* assumed: Sync-Link BSP in one ILD, 0.3..3 us */
-    s->gw_sync_latency = 5 * SIM_PS_PER_US;   /* assumed: sync over GW-Links, 2..20 us */
-    sim_cost_params_default(&s->cost);        /* sim/src/params.c */
-}
+#define NAME_MAX_CHARS 64
 
-/* All presets are ladders of IPU-M2000s (2 rungs each); [POD] for the sizes. The M2000 itself is
- * a ladder of 2 rungs, i.e. a ring of 4: Graphcore does not publish the in-box wiring in detail,
- * so treating the box as two rungs of the pod ladder is our assumption. */
-static const struct preset {
-    const char *name;
-    int ipus, ild_size;
-} presets[] = {
-    {"M2000", 4, 4}, {"POD16", 16, 16}, {"POD64", 64, 64}, {"POD128", 128, 64}, {"POD256", 256, 64},
+struct sim_topology {
+    char name[NAME_MAX_CHARS];
+    int num_ipus, num_ilds, num_gateways, num_nodes;
+    sim_topology_params_t params;
+    sim_cost_params_t cost;
+    sim_link_info_t *links; /* 2 * edges directed links; 2e and 2e+1 are the two directions */
+    int num_links;
+    int *adj_start; /* CSR: out-links of node u are adj[adj_start[u] .. adj_start[u+1]) */
+    int *adj;       /* sorted by the neighbour's id */
+    int32_t *next;  /* next[u * num_ipus + d]: link out of node u towards IPU d, or -1 */
+    int diameter;
 };
 
-#define NUM_PRESETS (int)(sizeof(presets) / sizeof(presets[0]))
-
-static const struct preset *find_preset(const char *name)
+/* The link out of node U on the route to IPU DST (U != DST). Callers have checked ranges. */
+static inline int next_link(const struct sim_topology *t, int u, int dst)
 {
-    if (name == NULL)
-        return NULL;
-    /* Graphcore's own spellings ("IPU-POD64", "IPU-M2000", "POD4") are accepted too. */
-    if (strncasecmp(name, "IPU-", 4) == 0)
-        name += 4;
-    if (strcasecmp(name, "POD4") == 0)
-        name = "M2000";
-    for (int i = 0; i < NUM_PRESETS; i++)
-        if (strcasecmp(name, presets[i].name) == 0)
-            return &presets[i];
-    return NULL;
+    return t->next[(size_t)u * (size_t)t->num_ipus + (size_t)dst];
 }
 
-int sim_topo_preset_spec(const char *name, struct sim_topo_spec *s, char *err, size_t errlen)
+/* Links and the CSR adjacency, each node's out-links sorted by neighbour id. */
+static int index_links(struct sim_topology *t, const sim_link_info_t *e, size_t n)
 {
-    const struct preset *p = find_preset(name);
+    int *fill;
 
-    if (p == NULL) {
-        sim_errf(err, errlen,
-                 "unknown topology preset '%s' (presets: M2000, POD16, POD64, POD128, POD256)",
-                 name ? name : "(null)");
-        return -EINVAL;
+    t->num_links = (int)(2 * n);
+    t->links = malloc((size_t)t->num_links * sizeof(*t->links) + 1);
+    t->adj_start = calloc((size_t)t->num_nodes + 1, sizeof(int));
+    t->adj = malloc((size_t)t->num_links * sizeof(int) + 1);
+    fill = calloc((size_t)t->num_nodes, sizeof(int));
+    if (t->links == NULL || t->adj_start == NULL || t->adj == NULL || fill == NULL) {
+        free(fill);
+        return -ENOMEM;
     }
-    sim_topo_spec_defaults(s);
-    sim_strlcpy(s->name, p->name, sizeof(s->name));
-    s->origin = p->name;
-    s->num_ipus = p->ipus;
-    s->ild_size = p->ild_size;
+    for (size_t i = 0; i < n; i++) {
+        const sim_link_info_t *g = &e[i];
+
+        t->links[2 * i] = (sim_link_info_t){g->from, g->to, g->kind, g->bandwidth, g->latency};
+        t->links[2 * i + 1] = (sim_link_info_t){g->to, g->from, g->kind, g->bandwidth, g->latency};
+        t->adj_start[g->from + 1]++;
+        t->adj_start[g->to + 1]++;
+    }
+    for (int u = 0; u < t->num_nodes; u++)
+        t->adj_start[u + 1] += t->adj_start[u];
+    for (int l = 0; l < t->num_links; l++) {
+        int u = t->links[l].from;
+        int pos = t->adj_start[u] + fill[u]++;
+
+        /* Insertion keeps each node's list sorted by neighbour; degrees are small. */
+        while (pos > t->adj_start[u] && t->links[t->adj[pos - 1]].to > t->links[l].to) {
+            t->adj[pos] = t->adj[pos - 1];
+            pos--;
+        }
+        t->adj[pos] = l;
+    }
+    free(fill);
     return 0;
 }
 
-int sim_topology_preset(const char *name, sim_topology_t **out, char *err, size_t errlen)
-{
-    struct sim_topo_spec s;
-    int rc = sim_topo_preset_spec(name, &s, err, errlen);
+/* ---- Dijkstra with the key (latency, hops, node), a binary heap with lazy deletion. ---- */
 
-    *out = NULL;
-    return rc != 0 ? rc : sim_topo_build(&s, out, err, errlen);
+struct hent {
+    sim_time_t d;
+    int h, node;
+};
+
+struct route_ws {
+    sim_time_t *dist;
+    int *hops;
+    struct hent *heap;
+    size_t n;
+};
+
+static int hent_less(const struct hent *x, const struct hent *y)
+{
+    if (x->d != y->d)
+        return x->d < y->d;
+    if (x->h != y->h)
+        return x->h < y->h;
+    return x->node < y->node;
 }
 
-int sim_topology_open(const char *spec, sim_topology_t **out, char *err, size_t errlen)
+static void heap_push(struct route_ws *w, struct hent v)
 {
+    size_t i = w->n++;
+
+    while (i > 0 && hent_less(&v, &w->heap[(i - 1) / 2])) {
+        w->heap[i] = w->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    w->heap[i] = v;
+}
+
+static struct hent heap_pop(struct route_ws *w)
+{
+    struct hent top = w->heap[0], last = w->heap[--w->n];
+    size_t i = 0;
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+
+        if (c >= w->n)
+            break;
+        if (c + 1 < w->n && hent_less(&w->heap[c + 1], &w->heap[c]))
+            c++;
+        if (!hent_less(&w->heap[c], &last))
+            break;
+        w->heap[i] = w->heap[c];
+        i = c;
+    }
+    if (w->n > 0)
+        w->heap[i] = last;
+    return top;
+}
+
+static void dijkstra(const struct sim_topology *t, struct route_ws *w, int dst)
+{
+    for (int u = 0; u < t->num_nodes; u++) {
+        w->dist[u] = SIM_TIME_MAX;
+        w->hops[u] = INT_MAX;
+    }
+    w->dist[dst] = 0;
+    w->hops[dst] = 0;
+    w->n = 0;
+    heap_push(w, (struct hent){0, 0, dst});
+    while (w->n > 0) {
+        struct hent e = heap_pop(w);
+
+        if (e.d != w->dist[e.node] || e.h != w->hops[e.node])
+            continue;
+        for (int i = t->adj_start[e.node]; i < t->adj_start[e.node + 1]; i++) {
+            const sim_link_info_t *l = &t->links[t->adj[i]];
+            struct hent c = {sim_time_add(e.d, l->latency), e.h + 1, l->to};
+
+            if (c.d < w->dist[c.node] || (c.d == w->dist[c.node] && c.h < w->hops[c.node])) {
+                w->dist[c.node] = c.d;
+                w->hops[c.node] = c.h;
+                heap_push(w, c);
+            }
+        }
+    }
+}
+
+/* Next hops towards DST from the distances; the first match is the lowest-numbered neighbour. */
+static int fill_next(struct sim_topology *t, const struct route_ws *w, int dst, char *err,
+                     size_t errlen, const char *origin)
+{
+    for (int u = 0; u < t->num_nodes; u++) {
+        int32_t *slot = &t->next[(size_t)u * (size_t)t->num_ipus + (size_t)dst];
+
+        *slot = -1;
+        if (u == dst)
+            continue;
+        if (w->dist[u] == SIM_TIME_MAX) {
+            sim_errf(err, errlen, "%s: IPU %d cannot reach IPU %d (the links leave it cut off)",
+                     origin, u < t->num_ipus ? u : dst, u < t->num_ipus ? dst : u);
+            return -EINVAL;
+        }
+        for (int i = t->adj_start[u]; i < t->adj_start[u + 1] && *slot < 0; i++) {
+            const sim_link_info_t *l = &t->links[t->adj[i]];
+
+            if (w->hops[l->to] + 1 == w->hops[u] &&
+                sim_time_add(w->dist[l->to], l->latency) == w->dist[u])
+                *slot = t->adj[i];
+        }
+        if (u < t->num_ipus && w->hops[u] > t->diameter)
+            t->diameter = w->hops[u];
+    }
+    return 0;
+}
+
+static int compute_routes(struct sim_topology *t, const char *origin, char *err, size_t errlen)
+{
+    struct route_ws w;
+    int rc = 0;
+
+    t->next = malloc((size_t)t->num_nodes * (size_t)t->num_ipus * sizeof(*t->next));
+    w.dist = malloc((size_t)t->num_nodes * sizeof(*w.dist));
+    w.hops = malloc((size_t)t->num_nodes * sizeof(*w.hops));
+    w.heap = malloc(((size_t)t->num_links + 1) * sizeof(*w.heap));
+    if (t->next == NULL || w.dist == NULL || w.hops == NULL || w.heap == NULL) {
+        sim_errf(err, errlen, "%s: out of memory", origin);
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (int d = 0; d < t->num_ipus && rc == 0; d++) {
+        dijkstra(t, &w, d);
+        rc = fill_next(t, &w, d, err, errlen, origin);
+    }
+    if (rc == 0 && t->diameter > SIM_ROUTE_MAX_HOPS) {
+        sim_errf(err, errlen, "%s: the longest route has %d hops; at most %d are supported", origin,
+                 t->diameter, SIM_ROUTE_MAX_HOPS);
+        rc = -EINVAL;
+    }
+out:
+    free(w.heap);
+    free(w.hops);
+    free(w.dist);
+    return rc;
+}
+
+int sim_topology_create(const sim_topology_desc_t *desc, const sim_link_info_t *edges, size_t n,
+                        sim_topology_t **out, char *err, size_t errlen)
+{
+    struct sim_topology *t = calloc(1, sizeof(*t));
     int rc;
 
     *out = NULL;
-    if (spec == NULL || spec[0] == '\0') {
-        sim_errf(err, errlen, "empty topology: give a preset name or a topology file");
-        return -EINVAL;
+    if (t == NULL) {
+        sim_errf(err, errlen, "%s: out of memory", desc->origin);
+        return -ENOMEM;
     }
-    if (strchr(spec, ',') != NULL)
-        return sim_topo_open_overrides(spec, out, err, errlen);
-    if (find_preset(spec) != NULL)
-        return sim_topology_preset(spec, out, err, errlen);
-    rc = sim_topology_load(spec, out, err, errlen);
-    if (rc == -ENOENT)
-        sim_errf(err, errlen,
-                 "unknown topology '%s': not a preset (M2000, POD16, POD64, POD128, POD256) "
-                 "and no such file",
-                 spec);
-    return rc;
+    sim_strlcpy(t->name, desc->name, sizeof(t->name));
+    t->num_ipus = desc->num_ipus;
+    t->num_ilds = desc->num_ipus / desc->params.ild_size;
+    t->num_gateways = desc->num_gateways;
+    t->num_nodes = t->num_ipus + t->num_gateways;
+    t->params = desc->params;
+    t->cost = desc->cost;
+    rc = index_links(t, edges, n);
+    if (rc != 0)
+        sim_errf(err, errlen, "%s: out of memory", desc->origin);
+    else
+        rc = compute_routes(t, desc->origin, err, errlen);
+    if (rc != 0) {
+        sim_topology_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+const sim_link_info_t *sim_topology_links(const sim_topology_t *t)
+{
+    return t->links;
+}
+
+int sim_topology_next_link(const sim_topology_t *t, int node, int dst)
+{
+    return next_link(t, node, dst);
 }
 
 const sim_cost_params_t *sim_topology_cost(const sim_topology_t *t)
 {
     return &t->cost;
-}
-
-const char *sim_topology_smallest_preset(int num_ipus)
-{
-    if (num_ipus < 1)
-        return NULL;
-    for (int i = 0; i < NUM_PRESETS; i++)
-        if (num_ipus <= presets[i].ipus)
-            return presets[i].name;
-    return NULL;
-}
-
-const char *sim_wiring_name(enum sim_wiring w)
-{
-    switch (w) {
-    case SIM_WIRING_LADDER:
-        return "ladder";
-    case SIM_WIRING_RING:
-        return "ring";
-    case SIM_WIRING_FULL:
-        return "full";
-    case SIM_WIRING_NONE:
-        break;
-    }
-    return "none";
-}
-
-int sim_wiring_parse(const char *word, enum sim_wiring *out)
-{
-    static const enum sim_wiring all[] = {SIM_WIRING_LADDER, SIM_WIRING_RING, SIM_WIRING_FULL,
-                                          SIM_WIRING_NONE};
-
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-        if (strcmp(word, sim_wiring_name(all[i])) == 0) {
-            *out = all[i];
-            return 0;
-        }
-    }
-    return -EINVAL;
 }
 
 const char *sim_topology_name(const sim_topology_t *t)
@@ -180,7 +280,7 @@ int sim_topology_ild_of(const sim_topology_t *t, int ipu)
 {
     if (ipu < 0 || ipu >= t->num_ipus)
         return -1;
-    return ipu / t->ild_size;
+    return ipu / t->params.ild_size;
 }
 
 void sim_topology_free(sim_topology_t *t)
@@ -211,12 +311,9 @@ int sim_topology_diameter(const sim_topology_t *t)
 
 int sim_topology_link(const sim_topology_t *t, int id, sim_link_info_t *out)
 {
-    const struct sim_link *l;
-
     if (id < 0 || id >= t->num_links)
         return -EINVAL;
-    l = &t->links[id];
-    *out = (sim_link_info_t){l->from, l->to, l->kind, l->bandwidth, l->latency};
+    *out = t->links[id];
     return 0;
 }
 
@@ -234,8 +331,8 @@ int sim_topology_route(const sim_topology_t *t, int src, int dst, sim_route_t *o
     out->bandwidth = UINT64_MAX;
     out->gw_bandwidth = UINT64_MAX;
     while (u != dst && out->hops < SIM_ROUTE_MAX_HOPS) {
-        int id = sim_topo_next(t, u, dst);
-        const struct sim_link *l = &t->links[id];
+        int id = next_link(t, u, dst);
+        const sim_link_info_t *l = &t->links[id];
 
         out->links[out->hops++] = id;
         out->latency = sim_time_add(out->latency, l->latency);
@@ -258,7 +355,7 @@ int sim_topology_hops(const sim_topology_t *t, int src, int dst)
     if (src < 0 || src >= t->num_ipus || dst < 0 || dst >= t->num_ipus)
         return -1;
     for (int u = src; u != dst; hops++)
-        u = t->links[sim_topo_next(t, u, dst)].to;
+        u = t->links[next_link(t, u, dst)].to;
     return hops;
 }
 
@@ -274,18 +371,7 @@ int sim_topology_find_link(const sim_topology_t *t, int a, int b)
 
 void sim_topology_get_params(const sim_topology_t *t, sim_topology_params_t *out)
 {
-    *out = (sim_topology_params_t){
-        .ild_size = t->ild_size,
-        .ipus_per_gateway = t->ipus_per_gateway,
-        .gwlinks_per_gateway = t->gwlinks_per_gateway,
-        .wiring = sim_wiring_name(t->wiring),
-        .ipulink_bandwidth = t->ipulink_bandwidth,
-        .ipulink_latency = t->ipulink_latency,
-        .gwlink_bandwidth = t->gwlink_bandwidth,
-        .gwlink_latency = t->gwlink_latency,
-        .sync_latency = t->sync_latency,
-        .gw_sync_latency = t->gw_sync_latency,
-    };
+    *out = t->params;
 }
 
 const sim_device_t *sim_topology_device(const sim_topology_t *t)
@@ -316,16 +402,18 @@ int sim_topology_describe(const sim_topology_t *t, char *buf, size_t len)
 {
     char ipu_bw[32], gw_bw[32];
 
-    format_gbs(t->ipulink_bandwidth, ipu_bw, sizeof(ipu_bw));
-    format_gbs(t->gwlink_bandwidth, gw_bw, sizeof(gw_bw));
+    const sim_topology_params_t *p = &t->params;
+
+    format_gbs(p->ipulink_bandwidth, ipu_bw, sizeof(ipu_bw));
+    format_gbs(p->gwlink_bandwidth, gw_bw, sizeof(gw_bw));
     if (t->num_ilds == 1)
         return snprintf(buf, len, "%s: %d IPUs, 1 ILD (%s), IPU-Link %s GB/s %" PRIu64 " ns",
-                        t->name, t->num_ipus, sim_wiring_name(t->wiring), ipu_bw,
-                        t->ipulink_latency / SIM_PS_PER_NS);
+                        t->name, t->num_ipus, p->wiring, ipu_bw,
+                        p->ipulink_latency / SIM_PS_PER_NS);
     return snprintf(buf, len,
                     "%s: %d IPUs, %d ILDs of %d (%s), IPU-Link %s GB/s %" PRIu64
                     " ns, %d gateways with %d GW-Link ports of %s GB/s %" PRIu64 " ns",
-                    t->name, t->num_ipus, t->num_ilds, t->ild_size, sim_wiring_name(t->wiring),
-                    ipu_bw, t->ipulink_latency / SIM_PS_PER_NS, t->num_gateways,
-                    t->gwlinks_per_gateway, gw_bw, t->gwlink_latency / SIM_PS_PER_NS);
+                    t->name, t->num_ipus, t->num_ilds, p->ild_size, p->wiring, ipu_bw,
+                    p->ipulink_latency / SIM_PS_PER_NS, t->num_gateways, p->gwlinks_per_gateway,
+                    gw_bw, p->gwlink_latency / SIM_PS_PER_NS);
 }

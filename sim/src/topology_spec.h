@@ -1,6 +1,7 @@
 /*
- * The inside of a topology, shared by the builder (topology.c), the file parser
- * (topology_parse.c) and the link cost model (cost.c). Not part of the API.
+ * What a topology is built from (a spec), the presets and the wirings inside an ILD: shared by
+ * the front (topology.c), the file parser (topology_parse.c) and the builder (topology_build.c).
+ * Not part of the API.
  */
 #ifndef SIM_TOPOLOGY_SPEC_H
 #define SIM_TOPOLOGY_SPEC_H
@@ -8,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/ipu_cost.h"
-#include "sim/topology.h"
+#include "sim/params.h"
+#include "sim/time.h"
 
 #define SIM_TOPO_NAME_MAX  64
 #define SIM_TOPO_MAX_COUNT 16 /* IPU-Links bonded into one edge, GW ports per gateway */
@@ -38,51 +39,21 @@ struct sim_topo_spec {
     sim_cost_params_t cost; /* the IPU cost model and host feed constants (sim/params.h) */
 };
 
-struct sim_link {
-    int from, to;
-    sim_link_kind_t kind;
-    uint64_t bandwidth;
-    sim_time_t latency;
-};
-
-struct sim_topology {
-    char name[SIM_TOPO_NAME_MAX];
-    int num_ipus, ild_size, num_ilds, num_gateways, num_nodes;
-    int ipus_per_gateway, gwlinks_per_gateway;
-    enum sim_wiring wiring;
-    uint64_t ipulink_bandwidth, gwlink_bandwidth;
-    sim_time_t ipulink_latency, gwlink_latency, sync_latency, gw_sync_latency;
-    sim_cost_params_t cost;
-    struct sim_link *links; /* 2 * edges directed links; 2e and 2e+1 are the two directions */
-    int num_links;
-    int *adj_start; /* CSR: out-links of node u are adj[adj_start[u] .. adj_start[u+1]) */
-    int *adj;       /* sorted by the neighbour's id */
-    int32_t *next;  /* next[u * num_ipus + d]: link out of node u towards IPU d, or -1 */
-    int diameter;
-};
-
-/* Fills S with the GC200 IPU-POD numbers (sources in topology.c) and no IPUs. */
+/* Fills S with the GC200 IPU-POD numbers (sources in topology_spec.c) and no IPUs. */
 void sim_topo_spec_defaults(struct sim_topo_spec *s);
 
 /* Fills S with preset NAME (not built). Returns 0 or -EINVAL with the presets in ERR. */
 int sim_topo_preset_spec(const char *name, struct sim_topo_spec *s, char *err, size_t errlen);
 
-/* SPEC is "BASE,KEY=VALUE,...": a preset or file, then settings that replace its values
- * (topology-file keys other than name, ipus, ild_size, wiring and link). Builds the result. */
-int sim_topo_open_overrides(const char *spec, sim_topology_t **out, char *err, size_t errlen);
+/* Whether NAME is a preset (Graphcore's spellings "IPU-POD64", "POD4" too). */
+int sim_topo_is_preset(const char *name);
 
-/* Validates S and builds the topology. Returns 0, -EINVAL with a one-line reason in ERR (starting
- * with S->origin, and the line when one is to blame), or -ENOMEM. */
-int sim_topo_build(const struct sim_topo_spec *s, sim_topology_t **out, char *err, size_t errlen);
+/* The smallest preset that holds NUM_IPUS IPUs, or NULL (NUM_IPUS < 1 or above 256). */
+const char *sim_topo_smallest_preset(int num_ipus);
 
+/* "ladder", "ring", "full" or "none" (static storage). */
 const char *sim_wiring_name(enum sim_wiring w);
 /* Returns 0 and sets OUT when WORD names a wiring, else -EINVAL. */
 int sim_wiring_parse(const char *word, enum sim_wiring *out);
-
-/* The link out of node U on the route to IPU DST (U != DST). Callers have checked ranges. */
-static inline int sim_topo_next(const struct sim_topology *t, int u, int dst)
-{
-    return t->next[(size_t)u * (size_t)t->num_ipus + (size_t)dst];
-}
 
 #endif /* SIM_TOPOLOGY_SPEC_H */

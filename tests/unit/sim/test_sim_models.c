@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "sim/model_def.h"
+#include "sim/model.h"
 
 static void test_resnet50(void **state)
 {
