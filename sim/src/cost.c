@@ -12,11 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
-#include "topology_internal.h"
+#include "text.h"
 
 struct sim_flow_ws {
-    const struct sim_topology *topo;
+    const sim_topology_t *topo;
     sim_time_t *link_free; /* per directed link: free from this time (if epoch matches) */
     uint32_t *link_epoch;
     uint32_t epoch;
@@ -69,7 +68,7 @@ int sim_flow_ws_create(const sim_topology_t *t, size_t max_flows, sim_flow_ws_t 
     ws = calloc(1, sizeof(*ws));
     if (ws == NULL)
         return -ENOMEM;
-    links = (size_t)t->num_links + 1;
+    links = (size_t)sim_topology_num_links(t) + 1;
     ws->topo = t;
     ws->epoch = 1;
     ws->link_free = calloc(links, sizeof(*ws->link_free));
@@ -87,7 +86,8 @@ void sim_flow_ws_reset(sim_flow_ws_t *ws)
 {
     if (++ws->epoch == 0) {
         /* After 2^32 resets the epochs wrap: forget every booking for real, once. */
-        memset(ws->link_epoch, 0, ((size_t)ws->topo->num_links + 1) * sizeof(uint32_t));
+        memset(ws->link_epoch, 0,
+               ((size_t)sim_topology_num_links(ws->topo) + 1) * sizeof(uint32_t));
         ws->epoch = 1;
     }
 }
@@ -151,29 +151,30 @@ static sim_time_t link_free_at(const sim_flow_ws_t *ws, int l)
 /* Books the route of F (src != dst) on the links and sets its start and arrival. */
 static void serve_flow(sim_flow_ws_t *ws, sim_flow_t *f)
 {
-    const struct sim_topology *t = ws->topo;
+    const sim_topology_t *t = ws->topo;
+    const sim_link_info_t *links = sim_topology_links(t);
     sim_time_t start = f->send_time, latency = 0, hold, end;
     uint64_t bw = UINT64_MAX;
 
     /* First walk: when is the whole route free, and what are its latency and bottleneck? */
     for (int u = f->src; u != f->dst;) {
-        int l = sim_topo_next(t, u, f->dst);
+        int l = sim_topology_next_link(t, u, f->dst);
 
         start = sim_time_max(start, link_free_at(ws, l));
-        latency = sim_time_add(latency, t->links[l].latency);
-        if (t->links[l].bandwidth < bw)
-            bw = t->links[l].bandwidth;
-        u = t->links[l].to;
+        latency = sim_time_add(latency, links[l].latency);
+        if (links[l].bandwidth < bw)
+            bw = links[l].bandwidth;
+        u = links[l].to;
     }
     hold = sim_xfer_time(f->bytes, bw);
     end = sim_time_add(start, hold);
     /* Second walk: hold every link for the transfer time. */
     for (int u = f->src; u != f->dst;) {
-        int l = sim_topo_next(t, u, f->dst);
+        int l = sim_topology_next_link(t, u, f->dst);
 
         ws->link_free[l] = end;
         ws->link_epoch[l] = ws->epoch;
-        u = t->links[l].to;
+        u = links[l].to;
     }
     f->start = start;
     f->arrival = sim_time_add(end, latency);
@@ -181,7 +182,7 @@ static void serve_flow(sim_flow_ws_t *ws, sim_flow_t *f)
 
 int sim_flows_cost(sim_flow_ws_t *ws, sim_flow_t *flows, size_t n)
 {
-    int ipus = ws->topo->num_ipus;
+    int ipus = sim_topology_num_ipus(ws->topo);
 
     for (size_t i = 0; i < n; i++)
         if (flows[i].src < 0 || flows[i].src >= ipus || flows[i].dst < 0 || flows[i].dst >= ipus)
@@ -211,7 +212,7 @@ static int ring_cost(const sim_topology_t *t, const int *ipus, int n, uint64_t b
         return -EINVAL;
     memset(out, 0, sizeof(*out));
     for (int i = 0; i < n; i++)
-        if (ipus[i] < 0 || ipus[i] >= t->num_ipus)
+        if (ipus[i] < 0 || ipus[i] >= sim_topology_num_ipus(t))
             return -EINVAL;
     if (n == 1)
         return 0;
@@ -267,18 +268,20 @@ sim_time_t sim_ring_allreduce_time(const sim_topology_t *t, const int *ipus, int
 
 int sim_sync_time(const sim_topology_t *t, const int *ipus, int n, sim_time_t *out)
 {
+    sim_topology_params_t p;
     int spans = 0;
 
     if (t == NULL || out == NULL || n < 0 || (n > 0 && ipus == NULL))
         return -EINVAL;
     for (int i = 0; i < n; i++) {
-        if (ipus[i] < 0 || ipus[i] >= t->num_ipus)
+        if (ipus[i] < 0 || ipus[i] >= sim_topology_num_ipus(t))
             return -EINVAL;
-        if (ipus[i] / t->ild_size != ipus[0] / t->ild_size)
+        if (sim_topology_ild_of(t, ipus[i]) != sim_topology_ild_of(t, ipus[0]))
             spans = 1;
     }
     *out = 0;
+    sim_topology_get_params(t, &p);
     if (n > 1)
-        *out = spans ? sim_time_add(t->sync_latency, t->gw_sync_latency) : t->sync_latency;
+        *out = spans ? sim_time_add(p.sync_latency, p.gw_sync_latency) : p.sync_latency;
     return 0;
 }

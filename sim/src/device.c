@@ -17,7 +17,7 @@
 
 #include <strings.h>
 
-#include "sim_internal.h"
+#include "text.h"
 
 static const sim_device_t gc200 = {
     .name = "GC200",

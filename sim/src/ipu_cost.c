@@ -1,14 +1,7 @@
 /*
- * The per-layer cost model (sim/ipu_cost.h): each layer type as products (ipu_gemm.c) and
- * vector work, and the optimizer update.
- *
- * Vector work of V values with o operations per value, reading r and writing w tensors of b
- * bytes per value, spread evenly over the T tiles:
- *     v = ceil(V / T) values per tile,
- *     compute = max(v o / (lanes x vector_efficiency), v b (r + w) / (SRAM bandwidth / T)) +
- *               compute-set overhead,
- * in tile-clock seconds, one compute set (one tile sync) unless stated. The operation counts per
- * value are assumptions, listed here and in docs/validation.md:
+ * The per-layer cost model (sim/ipu_cost.h): each layer type as products (sim/ipu_gemm.h) and
+ * vector work (sim/bsp_cost.h). The operation counts per value are assumptions, listed here and
+ * in docs/validation.md:
  *     elementwise   forward: its "ops" (1 for ReLU, 2 for dropout + add, 8 for GELU);
  *                   backward: the same again, reading the stored values and the gradient
  *     norm          forward 8 per value in 2 compute sets (statistics, then normalise);
@@ -19,51 +12,11 @@
  *     embedding     forward: a gather (the table's rows come over the exchange); backward: the
  *                   scatter-add of the gradient rows
  *     loss          softmax cross-entropy, forward 8 per logit in 2 compute sets; backward 3
- *     update        per parameter: sgd 2, momentum 4, adam 12, lamb 16 operations (f32); lamb
- *                   adds 2 reduction supersteps per weight tensor (its trust ratio's norms)
+ * (the optimizer update's counts are in optimizer.c).
  */
 #include <errno.h>
-#include <math.h>
-#include <string.h>
 
 #include "sim/ipu_cost.h"
-
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0);
-}
-
-static sim_time_t ps_of(double seconds)
-{
-    double ps = ceil(seconds * 1e12);
-
-    return ps >= 1.8e19 ? SIM_TIME_MAX : (sim_time_t)ps;
-}
-
-void sim_cost_add(sim_cost_t *a, const sim_cost_t *b)
-{
-    a->compute = sim_time_add(a->compute, b->compute);
-    a->exchange = sim_time_add(a->exchange, b->exchange);
-    a->sync = sim_time_add(a->sync, b->sync);
-    a->compute_sets += b->compute_sets;
-}
-
-/* Vector work (see the top): VALUES values, OPS operations and TENSORS tensors of BYTES bytes
- * read or written per value, in SETS compute sets, with LANES_PREC's vector width. */
-static void vector_work(const sim_cost_params_t *cp, const sim_device_t *d, sim_precision_t p,
-                        uint64_t values, double ops, uint32_t tensors, uint32_t bytes,
-                        uint32_t sets, sim_cost_t *out)
-{
-    double v = (double)ceil_div(values, d->tiles), clock = (double)d->clock_hz;
-    double lanes = (double)cp->vector_lanes[p] * cp->vector_efficiency;
-    double sram = (double)d->sram_bandwidth / (double)d->tiles;
-    double t_ops = v * ops / (lanes * clock), t_mem = v * (double)bytes * tensors / sram;
-
-    out->compute = sim_time_add(out->compute, ps_of(t_ops > t_mem ? t_ops : t_mem));
-    out->compute = sim_time_add(out->compute, (sim_time_t)sets * cp->compute_set_overhead);
-    out->sync = sim_time_add(out->sync, (sim_time_t)sets * cp->tile_sync);
-    out->compute_sets += sets;
-}
 
 /* Adds the planned product G to OUT. */
 static int product(const sim_cost_params_t *cp, const sim_device_t *d, const sim_gemm_t *g,
@@ -153,7 +106,8 @@ static int attention_cost(const sim_cost_params_t *cp, const sim_device_t *d, co
     sim_gemm_t scores = gemm(cp, l, g, s, hd, s, 0), context = gemm(cp, l, g, s, s, hd, 0);
     int rc;
 
-    vector_work(cp, d, l->prec, g * s * s, backward ? 6 : 10, 2, sim_prec_bytes(l->prec), 2, out);
+    sim_vector_work(cp, d, l->prec, g * s * s, backward ? 6 : 10, 2, sim_prec_bytes(l->prec), 2,
+                    out);
     rc = product(cp, d, &scores, out);
     if (rc == 0)
         rc = product(cp, d, &context, out);
@@ -172,11 +126,11 @@ static void embedding_cost(const sim_cost_params_t *cp, const sim_device_t *d, c
                            int backward, uint64_t units, sim_cost_t *out)
 {
     uint64_t values = units * l->rows * l->out;
-    double bytes = (double)ceil_div(values, d->tiles) * sim_prec_bytes(l->prec);
+    double bytes = (double)sim_ceil_div(values, d->tiles) * sim_prec_bytes(l->prec);
     double tile_bw = (double)d->exchange_bandwidth / d->tiles * cp->exchange_efficiency;
 
-    out->exchange = sim_time_add(out->exchange, ps_of(bytes / tile_bw));
-    vector_work(cp, d, l->prec, values, 1, backward ? 3 : 2, sim_prec_bytes(l->prec), 1, out);
+    out->exchange = sim_time_add(out->exchange, sim_ps_of(bytes / tile_bw));
+    sim_vector_work(cp, d, l->prec, values, 1, backward ? 3 : 2, sim_prec_bytes(l->prec), 1, out);
 }
 
 static void other_cost(const sim_cost_params_t *cp, const sim_device_t *d, const sim_layer_t *l,
@@ -186,19 +140,20 @@ static void other_cost(const sim_cost_params_t *cp, const sim_device_t *d, const
 
     switch (l->type) {
     case SIM_LAYER_ELEMENTWISE:
-        vector_work(cp, d, l->prec, units * l->values, l->ops, l->inputs + 1 + backward, b, 1, out);
+        sim_vector_work(cp, d, l->prec, units * l->values, l->ops, l->inputs + 1 + backward, b, 1,
+                        out);
         break;
     case SIM_LAYER_NORM:
-        vector_work(cp, d, l->prec, units * l->values, backward ? 12 : 8, backward ? 4 : 3, b, 2,
-                    out);
+        sim_vector_work(cp, d, l->prec, units * l->values, backward ? 12 : 8, backward ? 4 : 3, b,
+                        2, out);
         break;
     case SIM_LAYER_POOL:
-        vector_work(cp, d, l->prec, units * sim_layer_out_values(l), (double)l->kernel * l->kernel,
-                    2, b, 1, out);
+        sim_vector_work(cp, d, l->prec, units * sim_layer_out_values(l),
+                        (double)l->kernel * l->kernel, 2, b, 1, out);
         break;
     case SIM_LAYER_LOSS:
-        vector_work(cp, d, l->prec, units * l->rows * l->out, backward ? 3 : 8, 2, b,
-                    backward ? 1 : 2, out);
+        sim_vector_work(cp, d, l->prec, units * l->rows * l->out, backward ? 3 : 8, 2, b,
+                        backward ? 1 : 2, out);
         break;
     default:
         embedding_cost(cp, d, l, backward, units, out);
@@ -229,53 +184,4 @@ int sim_layer_cost(const sim_cost_params_t *cp, const sim_device_t *d, const sim
         other_cost(cp, d, l, backward, units, out);
         return 0;
     }
-}
-
-static const char *const optim_names[SIM_OPTIM_COUNT] = {"sgd", "momentum", "adam", "lamb"};
-
-const char *sim_optimizer_name(sim_optimizer_t o)
-{
-    return (int)o >= 0 && o < SIM_OPTIM_COUNT ? optim_names[o] : "unknown";
-}
-
-int sim_optimizer_parse(const char *name)
-{
-    for (int i = 0; name && i < SIM_OPTIM_COUNT; i++)
-        if (strcmp(name, optim_names[i]) == 0)
-            return i;
-    return -1;
-}
-
-uint32_t sim_optimizer_states(sim_optimizer_t o)
-{
-    return o == SIM_OPTIM_SGD ? 0 : o == SIM_OPTIM_MOMENTUM ? 1 : 2;
-}
-
-int sim_update_cost(const sim_cost_params_t *cp, const sim_device_t *d, const sim_update_t *u,
-                    sim_cost_t *out)
-{
-    static const double ops[SIM_OPTIM_COUNT] = {2, 4, 12, 16};
-    uint32_t states, bytes;
-
-    *out = (sim_cost_t){0};
-    if ((int)u->optimizer < 0 || u->optimizer >= SIM_OPTIM_COUNT)
-        return -EINVAL;
-    if (u->params == 0)
-        return 0;
-    states = sim_optimizer_states(u->optimizer);
-    /* Read and write the weights and the state, read the gradient and zero its accumulator. */
-    bytes = 2 * u->weight_bytes + 2 * u->grad_bytes + 2 * states * u->state_bytes;
-    vector_work(cp, d, SIM_PREC_F32, u->params, ops[u->optimizer], 1, bytes, 1, out);
-    if (u->optimizer == SIM_OPTIM_LAMB) {
-        sim_cost_t norms = {0};
-
-        vector_work(cp, d, SIM_PREC_F32, 0, 0, 0, 0, 2 * u->tensors, &norms);
-        sim_cost_add(out, &norms);
-    }
-    if (u->streaming && states > 0) {
-        double moved = 2.0 * states * u->state_bytes * (double)u->params;
-
-        out->exchange = sim_time_add(out->exchange, ps_of(moved / (double)cp->streaming_bandwidth));
-    }
-    return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * Matrix products on the GC200's tiles: the cost of one split, and the planner that picks the
- * cheapest split (the model is described at the top of sim/ipu_cost.h).
+ * cheapest split (sim/ipu_gemm.h).
  *
  * For a split p_g x p_m x p_n x p_k of G products (M x K) . (K x N) over T tiles, the busiest
  * tile:
@@ -27,24 +27,11 @@
 #include <errno.h>
 #include <math.h>
 
-#include "sim/ipu_cost.h"
-
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0);
-}
+#include "sim/ipu_gemm.h"
 
 static uint64_t round_up(uint64_t a, uint64_t g)
 {
-    return g > 1 ? ceil_div(a, g) * g : a;
-}
-
-/* Seconds to picoseconds, rounded up. */
-static sim_time_t ps_of(double seconds)
-{
-    double ps = ceil(seconds * 1e12);
-
-    return ps >= 1.8e19 ? SIM_TIME_MAX : (sim_time_t)ps;
+    return g > 1 ? sim_ceil_div(a, g) * g : a;
 }
 
 uint64_t sim_gemm_pad_k(const sim_cost_params_t *cp, sim_precision_t p, uint64_t k)
@@ -83,12 +70,12 @@ int sim_gemm_cost_split(const sim_cost_params_t *cp, const sim_device_t *d, cons
     if (!pg || !pm || !pn || !pk || (uint64_t)pg * pm * pn * pk > d->tiles || !g->g || !g->m ||
         !g->k || !g->n)
         return -EINVAL;
-    g_t = ceil_div(g->g, pg);
-    m_t = ceil_div(g->m, pm);
-    k_t = round_up(ceil_div(g->k_padded, pk), cp->amp_k_group[p]);
-    n_t = round_up(ceil_div(g->n, pn), cp->amp_n_group);
-    k_x = ceil_div(g->k, pk);
-    n_x = ceil_div(g->n, pn);
+    g_t = sim_ceil_div(g->g, pg);
+    m_t = sim_ceil_div(g->m, pm);
+    k_t = round_up(sim_ceil_div(g->k_padded, pk), cp->amp_k_group[p]);
+    n_t = round_up(sim_ceil_div(g->n, pn), cp->amp_n_group);
+    k_x = sim_ceil_div(g->k, pk);
+    n_x = sim_ceil_div(g->n, pn);
     macs = (double)g_t * (double)m_t * (double)k_t * (double)n_t;
     bytes = (double)g_t * (double)m_t * (double)k_x * act_fraction(g, m_t);
     if (!g->b_resident || pm > 1)
@@ -100,10 +87,10 @@ int sim_gemm_cost_split(const sim_cost_params_t *cp, const sim_device_t *d, cons
     lanes = (double)cp->vector_lanes[p] * cp->vector_efficiency * (double)d->clock_hz;
     *out = (sim_cost_t){0};
     out->compute_sets = pk > 1 ? 2 : 1;
-    out->compute =
-        ps_of(2.0 * macs * tiles / ((double)d->peak_flops[p] * amp_eff(cp, g)) + partial / lanes);
+    out->compute = sim_ps_of(2.0 * macs * tiles / ((double)d->peak_flops[p] * amp_eff(cp, g)) +
+                             partial / lanes);
     out->compute = sim_time_add(out->compute, out->compute_sets * cp->compute_set_overhead);
-    out->exchange = ps_of(bytes / tile_bw);
+    out->exchange = sim_ps_of(bytes / tile_bw);
     out->sync = out->compute_sets * cp->tile_sync;
     return 0;
 }
@@ -126,9 +113,10 @@ int sim_gemm_plan(const sim_cost_params_t *cp, const sim_device_t *d, const sim_
     pg = g->g < d->tiles ? (uint32_t)g->g : d->tiles;
     tg = d->tiles / pg;
     n_groups =
-        (uint32_t)(ceil_div(g->n, cp->amp_n_group) < tg ? ceil_div(g->n, cp->amp_n_group) : tg);
+        (uint32_t)(sim_ceil_div(g->n, cp->amp_n_group) < tg ? sim_ceil_div(g->n, cp->amp_n_group)
+                                                            : tg);
     for (uint32_t pk = 1; pk <= tg && pk <= 64; pk *= 2) {
-        if (pk > 1 && ceil_div(g->k_padded, pk) < cp->amp_k_group[p])
+        if (pk > 1 && sim_ceil_div(g->k_padded, pk) < cp->amp_k_group[p])
             break;
         for (uint32_t pm = 1; pm * pk <= tg && (pm == 1 || pm <= g->m); pm = ladder_next(pm)) {
             uint32_t pn = tg / (pm * pk);

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim_internal.h"
+#include "text.h"
 
 struct alloc {
     uint64_t id;

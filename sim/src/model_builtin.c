@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/model.h"
+#include "sim/model_builtin.h"
 
 typedef struct {
     sim_model_t *m;

@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/model.h"
-#include "sim_internal.h"
+#include "sim/model_file.h"
+#include "text.h"
 
 #define LINE_MAX_CHARS 1023
 #define MAX_TOKENS     32
@@ -367,54 +367,18 @@ static int parse_line(struct mparser *p, char *line)
     return -EINVAL;
 }
 
-/* Reads one line of at most LINE_MAX_CHARS printable characters. 1: a line, 0: the end. */
-static int read_line(struct mparser *p, FILE *f, char *buf)
-{
-    size_t n = 0;
-    int c;
-
-    while ((c = getc(f)) != EOF && c != '\n') {
-        if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
-            MERR(p, "invalid byte 0x%02x", c);
-            return -EINVAL;
-        }
-        if (n == LINE_MAX_CHARS) {
-            MERR(p, "line longer than %d characters", LINE_MAX_CHARS);
-            return -EINVAL;
-        }
-        buf[n++] = (char)c;
-    }
-    buf[n] = '\0';
-    if (c == EOF && ferror(f)) {
-        MERR(p, "read error");
-        return -EIO;
-    }
-    return c == EOF && n == 0 ? 0 : 1;
-}
-
-static void base_name(const char *path, char *name, size_t len)
-{
-    const char *b = strrchr(path, '/');
-    size_t n;
-
-    b = b ? b + 1 : path;
-    n = strcspn(b, ".");
-    if (n == 0 || n >= len)
-        n = n == 0 ? 0 : len - 1;
-    memcpy(name, b, n);
-    name[n] = '\0';
-    if (n == 0)
-        sim_strlcpy(name, "model", len);
-}
-
 static int parse_file(struct mparser *p, FILE *f)
 {
     char buf[LINE_MAX_CHARS + 1];
     int rc;
 
     for (;;) {
+        char why[64];
+
         p->line++;
-        rc = read_line(p, f, buf);
+        rc = sim_read_line(f, buf, LINE_MAX_CHARS, why, sizeof(why));
+        if (rc < 0)
+            MERR(p, "%s", why);
         if (rc <= 0)
             return rc;
         rc = parse_line(p, buf);
@@ -430,7 +394,7 @@ int sim_model_load(const char *path, sim_model_t *m, char *err, size_t errlen)
     FILE *f;
     int rc;
 
-    base_name(path ? path : "", name, sizeof(name));
+    sim_base_name(path ? path : "", "model", name, sizeof(name));
     sim_model_init(m, name);
     f = path ? fopen(path, "r") : NULL;
     if (f == NULL) {

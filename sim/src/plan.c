@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "text.h"
 
 static int check_params(const sim_model_t *m, const sim_plan_params_t *p, char *err, size_t errlen)
 {

@@ -1,48 +1,29 @@
 /*
- * Integer time arithmetic and the small helpers every sim/ source shares.
+ * Integer time arithmetic (sim/time.h).
  */
 #include "sim/time.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
-#include "sim_internal.h"
+/* 128-bit intermediates make "a * b / c" exact for 64-bit a, b, c. GCC and Clang both have it;
+ * __extension__ keeps -pedantic builds quiet. */
+__extension__ typedef unsigned __int128 u128;
 
-void sim_errf(char *err, size_t errlen, const char *fmt, ...)
+/* ceil(a * b / c) saturated to UINT64_MAX; c must not be 0. */
+static uint64_t muldiv_ceil(uint64_t a, uint64_t b, uint64_t c)
 {
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-uint64_t sim_muldiv_ceil(uint64_t a, uint64_t b, uint64_t c)
-{
-    sim_u128 p = (sim_u128)a * b;
-    sim_u128 q = p / c + (p % c != 0);
+    u128 p = (u128)a * b;
+    u128 q = p / c + (p % c != 0);
 
     return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
 }
 
-uint64_t sim_muldiv_floor(uint64_t a, uint64_t b, uint64_t c)
+/* floor(a * b / c) saturated to UINT64_MAX; c must not be 0. */
+static uint64_t muldiv_floor(uint64_t a, uint64_t b, uint64_t c)
 {
-    sim_u128 q = (sim_u128)a * b / c;
+    u128 q = (u128)a * b / c;
 
     return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
-}
-
-void sim_strlcpy(char *dst, const char *src, size_t len)
-{
-    size_t n = strlen(src);
-
-    if (n >= len)
-        n = len - 1;
-    memcpy(dst, src, n);
-    dst[n] = '\0';
 }
 
 sim_time_t sim_xfer_time(uint64_t bytes, uint64_t bytes_per_s)
@@ -51,12 +32,12 @@ sim_time_t sim_xfer_time(uint64_t bytes, uint64_t bytes_per_s)
         return 0;
     if (bytes_per_s == 0)
         return SIM_TIME_MAX;
-    return sim_muldiv_ceil(bytes, SIM_PS_PER_S, bytes_per_s);
+    return muldiv_ceil(bytes, SIM_PS_PER_S, bytes_per_s);
 }
 
 uint64_t sim_time_to_cycles(sim_time_t t, uint64_t clock_hz)
 {
-    return sim_muldiv_floor(t, clock_hz, SIM_PS_PER_S);
+    return muldiv_floor(t, clock_hz, SIM_PS_PER_S);
 }
 
 sim_time_t sim_cycles_to_time(uint64_t cycles, uint64_t clock_hz)
@@ -65,7 +46,7 @@ sim_time_t sim_cycles_to_time(uint64_t cycles, uint64_t clock_hz)
         return 0;
     if (clock_hz == 0)
         return SIM_TIME_MAX;
-    return sim_muldiv_ceil(cycles, SIM_PS_PER_S, clock_hz);
+    return muldiv_ceil(cycles, SIM_PS_PER_S, clock_hz);
 }
 
 int sim_time_format_us(sim_time_t t, char *buf, size_t len)

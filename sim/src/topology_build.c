@@ -1,22 +1,14 @@
 /*
- * Building a topology from a spec: validate it, lay out the edges (ILD wiring, explicit links,
- * gateways and GW-Links), index them, and precompute every route.
- *
- * Routes are computed once, here, so that a route query or a flow cost later is a walk along a
- * next-hop table with no search. For every destination IPU we run Dijkstra over the whole graph
- * (links are symmetric, so distances to the destination equal distances from it) with the key
- * (total latency, hops); then each node's next hop towards that destination is its lowest-numbered
- * neighbour that lies on such a shortest path. Both the key and the tie-break are total orders,
- * so the routes are a pure function of the spec.
+ * Building a topology from a spec (topology_build.h): validate it, lay out the edges (ILD
+ * wiring, explicit links, gateways and GW-Links) in their final order, and hand them to the
+ * container (sim_topology_create), which indexes them and computes every route.
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdlib.h>
-#include <string.h>
+#include "topology_build.h"
 
-#include "sim_internal.h"
-#include "topology_internal.h"
+#include <errno.h>
+#include <stdlib.h>
+
+#include "text.h"
 
 struct edge {
     int a, b; /* a < b */
@@ -259,238 +251,47 @@ static int collect_edges(const struct sim_topo_spec *s, struct edges *e, char *e
     return rc;
 }
 
-/* Links and the CSR adjacency, each node's out-links sorted by neighbour id. */
-static int index_links(struct sim_topology *t, const struct edges *e)
-{
-    int *fill;
-
-    t->num_links = (int)(2 * e->n);
-    t->links = malloc((size_t)t->num_links * sizeof(*t->links) + 1);
-    t->adj_start = calloc((size_t)t->num_nodes + 1, sizeof(int));
-    t->adj = malloc((size_t)t->num_links * sizeof(int) + 1);
-    fill = calloc((size_t)t->num_nodes, sizeof(int));
-    if (t->links == NULL || t->adj_start == NULL || t->adj == NULL || fill == NULL) {
-        free(fill);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < e->n; i++) {
-        const struct edge *g = &e->v[i];
-
-        t->links[2 * i] = (struct sim_link){g->a, g->b, g->kind, g->bandwidth, g->latency};
-        t->links[2 * i + 1] = (struct sim_link){g->b, g->a, g->kind, g->bandwidth, g->latency};
-        t->adj_start[g->a + 1]++;
-        t->adj_start[g->b + 1]++;
-    }
-    for (int u = 0; u < t->num_nodes; u++)
-        t->adj_start[u + 1] += t->adj_start[u];
-    for (int l = 0; l < t->num_links; l++) {
-        int u = t->links[l].from;
-        int pos = t->adj_start[u] + fill[u]++;
-
-        /* Insertion keeps each node's list sorted by neighbour; degrees are small. */
-        while (pos > t->adj_start[u] && t->links[t->adj[pos - 1]].to > t->links[l].to) {
-            t->adj[pos] = t->adj[pos - 1];
-            pos--;
-        }
-        t->adj[pos] = l;
-    }
-    free(fill);
-    return 0;
-}
-
-/* ---- Dijkstra with the key (latency, hops, node), a binary heap with lazy deletion. ---- */
-
-struct hent {
-    sim_time_t d;
-    int h, node;
-};
-
-struct route_ws {
-    sim_time_t *dist;
-    int *hops;
-    struct hent *heap;
-    size_t n;
-};
-
-static int hent_less(const struct hent *x, const struct hent *y)
-{
-    if (x->d != y->d)
-        return x->d < y->d;
-    if (x->h != y->h)
-        return x->h < y->h;
-    return x->node < y->node;
-}
-
-static void heap_push(struct route_ws *w, struct hent v)
-{
-    size_t i = w->n++;
-
-    while (i > 0 && hent_less(&v, &w->heap[(i - 1) / 2])) {
-        w->heap[i] = w->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    w->heap[i] = v;
-}
-
-static struct hent heap_pop(struct route_ws *w)
-{
-    struct hent top = w->heap[0], last = w->heap[--w->n];
-    size_t i = 0;
-
-    for (;;) {
-        size_t c = 2 * i + 1;
-
-        if (c >= w->n)
-            break;
-        if (c + 1 < w->n && hent_less(&w->heap[c + 1], &w->heap[c]))
-            c++;
-        if (!hent_less(&w->heap[c], &last))
-            break;
-        w->heap[i] = w->heap[c];
-        i = c;
-    }
-    if (w->n > 0)
-        w->heap[i] = last;
-    return top;
-}
-
-static void dijkstra(const struct sim_topology *t, struct route_ws *w, int dst)
-{
-    for (int u = 0; u < t->num_nodes; u++) {
-        w->dist[u] = SIM_TIME_MAX;
-        w->hops[u] = INT_MAX;
-    }
-    w->dist[dst] = 0;
-    w->hops[dst] = 0;
-    w->n = 0;
-    heap_push(w, (struct hent){0, 0, dst});
-    while (w->n > 0) {
-        struct hent e = heap_pop(w);
-
-        if (e.d != w->dist[e.node] || e.h != w->hops[e.node])
-            continue;
-        for (int i = t->adj_start[e.node]; i < t->adj_start[e.node + 1]; i++) {
-            const struct sim_link *l = &t->links[t->adj[i]];
-            struct hent c = {sim_time_add(e.d, l->latency), e.h + 1, l->to};
-
-            if (c.d < w->dist[c.node] || (c.d == w->dist[c.node] && c.h < w->hops[c.node])) {
-                w->dist[c.node] = c.d;
-                w->hops[c.node] = c.h;
-                heap_push(w, c);
-            }
-        }
-    }
-}
-
-/* Next hops towards DST from the distances; the first match is the lowest-numbered neighbour. */
-static int fill_next(struct sim_topology *t, const struct route_ws *w, int dst, char *err,
-                     size_t errlen, const char *origin)
-{
-    for (int u = 0; u < t->num_nodes; u++) {
-        int32_t *slot = &t->next[(size_t)u * (size_t)t->num_ipus + (size_t)dst];
-
-        *slot = -1;
-        if (u == dst)
-            continue;
-        if (w->dist[u] == SIM_TIME_MAX) {
-            sim_errf(err, errlen, "%s: IPU %d cannot reach IPU %d (the links leave it cut off)",
-                     origin, u < t->num_ipus ? u : dst, u < t->num_ipus ? dst : u);
-            return -EINVAL;
-        }
-        for (int i = t->adj_start[u]; i < t->adj_start[u + 1] && *slot < 0; i++) {
-            const struct sim_link *l = &t->links[t->adj[i]];
-
-            if (w->hops[l->to] + 1 == w->hops[u] &&
-                sim_time_add(w->dist[l->to], l->latency) == w->dist[u])
-                *slot = t->adj[i];
-        }
-        if (u < t->num_ipus && w->hops[u] > t->diameter)
-            t->diameter = w->hops[u];
-    }
-    return 0;
-}
-
-static int compute_routes(struct sim_topology *t, const char *origin, char *err, size_t errlen)
-{
-    struct route_ws w;
-    int rc = 0;
-
-    t->next = malloc((size_t)t->num_nodes * (size_t)t->num_ipus * sizeof(*t->next));
-    w.dist = malloc((size_t)t->num_nodes * sizeof(*w.dist));
-    w.hops = malloc((size_t)t->num_nodes * sizeof(*w.hops));
-    w.heap = malloc(((size_t)t->num_links + 1) * sizeof(*w.heap));
-    if (t->next == NULL || w.dist == NULL || w.hops == NULL || w.heap == NULL) {
-        sim_errf(err, errlen, "%s: out of memory", origin);
-        rc = -ENOMEM;
-        goto out;
-    }
-    for (int d = 0; d < t->num_ipus && rc == 0; d++) {
-        dijkstra(t, &w, d);
-        rc = fill_next(t, &w, d, err, errlen, origin);
-    }
-    if (rc == 0 && t->diameter > SIM_ROUTE_MAX_HOPS) {
-        sim_errf(err, errlen, "%s: the longest route has %d hops; at most %d are supported", origin,
-                 t->diameter, SIM_ROUTE_MAX_HOPS);
-        rc = -EINVAL;
-    }
-out:
-    free(w.heap);
-    free(w.hops);
-    free(w.dist);
-    return rc;
-}
-
-static void copy_params(struct sim_topology *t, const struct sim_topo_spec *s)
-{
-    sim_strlcpy(t->name, s->name, sizeof(t->name));
-    t->num_ipus = s->num_ipus;
-    t->ild_size = s->ild_size;
-    t->num_ilds = s->num_ipus / s->ild_size;
-    t->ipus_per_gateway = s->ipus_per_gateway;
-    t->gwlinks_per_gateway = s->gwlinks_per_gateway;
-    t->num_gateways = t->num_ilds > 1 ? s->num_ipus / s->ipus_per_gateway : 0;
-    t->num_nodes = t->num_ipus + t->num_gateways;
-    t->wiring = s->wiring;
-    t->ipulink_bandwidth = s->ipulink_bandwidth;
-    t->gwlink_bandwidth = s->gwlink_bandwidth;
-    t->ipulink_latency = s->ipulink_latency;
-    t->gwlink_latency = s->gwlink_latency;
-    t->sync_latency = s->sync_latency;
-    t->gw_sync_latency = s->gw_sync_latency;
-    t->cost = s->cost;
-}
-
 int sim_topo_build(const struct sim_topo_spec *s, sim_topology_t **out, char *err, size_t errlen)
 {
     struct edges e = {0};
-    struct sim_topology *t = NULL;
-    int rc;
+    sim_link_info_t *links = NULL;
+    int ilds, rc;
 
     *out = NULL;
     rc = check_spec(s, err, errlen);
     if (rc != 0)
         return rc;
     rc = collect_edges(s, &e, err, errlen);
-    if (rc != 0)
-        goto out;
-    t = calloc(1, sizeof(*t));
-    if (t == NULL) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    copy_params(t, s);
-    rc = index_links(t, &e);
-    if (rc != 0) {
+    if (rc == 0 && !(links = malloc((e.n ? e.n : 1) * sizeof(*links)))) {
         sim_errf(err, errlen, "%s: out of memory", s->origin);
-        goto out;
+        rc = -ENOMEM;
     }
-    rc = compute_routes(t, s->origin, err, errlen);
-out:
+    ilds = s->num_ipus / s->ild_size;
+    for (size_t i = 0; rc == 0 && i < e.n; i++)
+        links[i] =
+            (sim_link_info_t){e.v[i].a, e.v[i].b, e.v[i].kind, e.v[i].bandwidth, e.v[i].latency};
+    if (rc == 0) {
+        sim_topology_desc_t d = {
+            .name = s->name,
+            .origin = s->origin,
+            .num_ipus = s->num_ipus,
+            .num_gateways = ilds > 1 ? s->num_ipus / s->ipus_per_gateway : 0,
+            .params = {.ild_size = s->ild_size,
+                       .ipus_per_gateway = s->ipus_per_gateway,
+                       .gwlinks_per_gateway = s->gwlinks_per_gateway,
+                       .wiring = sim_wiring_name(s->wiring),
+                       .ipulink_bandwidth = s->ipulink_bandwidth,
+                       .ipulink_latency = s->ipulink_latency,
+                       .gwlink_bandwidth = s->gwlink_bandwidth,
+                       .gwlink_latency = s->gwlink_latency,
+                       .sync_latency = s->sync_latency,
+                       .gw_sync_latency = s->gw_sync_latency},
+            .cost = s->cost,
+        };
+
+        rc = sim_topology_create(&d, links, e.n, out, err, errlen);
+    }
+    free(links);
     free(e.v);
-    if (rc != 0) {
-        sim_topology_free(t);
-        return rc;
-    }
-    *out = t;
-    return 0;
+    return rc;
 }

@@ -13,9 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topology_parse.h"
+
 #include "sim/params.h"
-#include "sim_internal.h"
-#include "topology_internal.h"
+#include "text.h"
+#include "topology_build.h"
+#include "topology_spec.h"
 
 #define MAX_LINE_CHARS 255
 #define MAX_LINES      100000
@@ -324,50 +327,6 @@ static int parse_line(struct parser *p, char *line)
     return parse_cost_key(p, tok, n);
 }
 
-/* Reads one line into BUF (at most MAX_LINE_CHARS characters and a NUL). Returns 1 for a line,
- * 0 at the end of the file, or a negative errno with the error in P. */
-static int read_line(struct parser *p, FILE *f, char *buf)
-{
-    size_t n = 0;
-    int c;
-
-    while ((c = getc(f)) != EOF && c != '\n') {
-        if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
-            PERR(p, "invalid byte 0x%02x", c);
-            return -EINVAL;
-        }
-        if (n == MAX_LINE_CHARS) {
-            PERR(p, "line longer than %d characters", MAX_LINE_CHARS);
-            return -EINVAL;
-        }
-        buf[n++] = (char)c;
-    }
-    buf[n] = '\0';
-    if (c == EOF && ferror(f)) {
-        PERR(p, "read error");
-        return -EIO;
-    }
-    return (c == EOF && n == 0) ? 0 : 1;
-}
-
-/* The file's base name without its extension, as the default topology name. */
-static void default_name(const char *path, char *name, size_t len)
-{
-    const char *base = strrchr(path, '/');
-    size_t n;
-
-    base = base ? base + 1 : path;
-    n = strcspn(base, ".");
-    if (n == 0) {
-        sim_strlcpy(name, "custom", len);
-        return;
-    }
-    if (n >= len)
-        n = len - 1;
-    memcpy(name, base, n);
-    name[n] = '\0';
-}
-
 /* Defaults that depend on other keys, then the build. */
 static int finish(struct parser *p, sim_topology_t **out)
 {
@@ -384,7 +343,7 @@ static int finish(struct parser *p, sim_topology_t **out)
                     : s->ild_size == 1   ? SIM_WIRING_NONE
                                          : SIM_WIRING_RING;
     if (p->seen[K_NAME] == 0)
-        default_name(p->path, s->name, sizeof(s->name));
+        sim_base_name(p->path, "custom", s->name, sizeof(s->name));
     s->links = p->links;
     s->num_links = p->num_links;
     return sim_topo_build(s, out, p->err, p->errlen);
@@ -406,8 +365,12 @@ static int parse_path(struct parser *p)
     sim_topo_spec_defaults(&p->spec);
     p->spec.origin = p->path;
     for (;;) {
+        char why[64];
+
         p->line++;
-        rc = read_line(p, f, buf);
+        rc = sim_read_line(f, buf, MAX_LINE_CHARS, why, sizeof(why));
+        if (rc < 0)
+            PERR(p, "%s", why);
         if (rc <= 0)
             break;
         if (p->line > MAX_LINES) {
@@ -423,7 +386,7 @@ static int parse_path(struct parser *p)
     return rc;
 }
 
-int sim_topology_load(const char *path, sim_topology_t **out, char *err, size_t errlen)
+int sim_topo_parse_file(const char *path, sim_topology_t **out, char *err, size_t errlen)
 {
     struct parser p = {.path = path, .err = err, .errlen = errlen};
     int rc;
@@ -480,7 +443,7 @@ static int apply_overrides(struct parser *p, const char *spec, const char *list)
     return 0;
 }
 
-int sim_topo_open_overrides(const char *spec, sim_topology_t **out, char *err, size_t errlen)
+int sim_topo_parse_overrides(const char *spec, sim_topology_t **out, char *err, size_t errlen)
 {
     char base[MAX_LINE_CHARS + 1];
     size_t n = strcspn(spec, ",");

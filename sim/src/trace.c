@@ -5,12 +5,13 @@
  * grows its array on demand up to the caller's cap, and counts what it had to drop, so a long
  * run keeps bounded memory and the trace says it was truncated instead of silently lying.
  */
+#include "sim/trace.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_internal.h"
-#include "trace_internal.h"
+#include "text.h"
 
 struct event {
     sim_time_t start, dur;

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "sim/ipu_cost.h"
+#include "sim/params.h"
 #include "sim/time.h"
 
 #define SIM_FEED_MAX_DEPTH 64

@@ -14,7 +14,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/ipu_cost.h"
+#include "sim/device.h"
+#include "sim/time.h"
+
+typedef struct sim_cost_params {
+    /* Compute (fitted: docs/validation.md says to what). */
+    double amp_efficiency;  /* fraction of the AMP peak reached inside a product's compute set */
+    double conv_efficiency; /* multiplies amp_efficiency for convolutions with kernels above 1x1 */
+    /* Compute (assumed). */
+    double vector_efficiency;   /* fraction of the vector units' peak in elementwise work */
+    double exchange_efficiency; /* fraction of the exchange bandwidth a compiled exchange gets */
+    sim_time_t compute_set_overhead; /* ps: launching one compute set's vertices on every tile */
+    sim_time_t tile_sync;            /* ps: one synchronisation of the 1472 tiles */
+    uint32_t amp_k_group[SIM_PREC_COUNT];  /* AMP input-channel group (k padding) per precision */
+    uint32_t amp_n_group;                  /* AMP output-channel group (n padding) */
+    uint32_t vector_lanes[SIM_PREC_COUNT]; /* vector operations per tile per cycle */
+    /* Memory (assumed). */
+    uint64_t code_bytes_per_tile;  /* code, stacks and exchange code every program has */
+    uint64_t code_bytes_per_layer; /* per tile, per layer: its vertices, descriptors, exchanges */
+    /* Host, gateway and streaming memory. */
+    int host_servers;             /* host servers feeding the job; 0: one per 16 IPUs */
+    uint64_t host_nic_bandwidth;  /* bytes/s of one host server's RoCE NIC */
+    uint64_t gateway_bandwidth;   /* bytes/s into one IPU-M2000 (its RoCE NIC) */
+    uint32_t prefetch_depth;      /* micro-batches the host may prepare ahead */
+    uint64_t streaming_bandwidth; /* bytes/s between one IPU and its Streaming Memory */
+} sim_cost_params_t;
+
+/* The defaults (calibrated; every one sourced or assumed in sim/src/params.c). */
+void sim_cost_params_default(sim_cost_params_t *cp);
 
 typedef enum sim_param_kind {
     SIM_PARAM_SOURCED = 0, /* from a datasheet, a Graphcore document or a paper */

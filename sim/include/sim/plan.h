@@ -31,7 +31,7 @@
 
 #include "sim/device.h"
 #include "sim/ipu_cost.h"
-#include "sim/model.h"
+#include "sim/model_def.h"
 #include "sim/pipeline.h"
 
 typedef struct sim_plan_params {

@@ -7,18 +7,26 @@
 #ifndef SIM_SIM_H
 #define SIM_SIM_H
 
+#include "sim/bsp_cost.h"
 #include "sim/cost.h"
 #include "sim/device.h"
 #include "sim/feed.h"
 #include "sim/ipu_cost.h"
+#include "sim/ipu_gemm.h"
 #include "sim/layer.h"
 #include "sim/memory.h"
 #include "sim/model.h"
+#include "sim/model_builtin.h"
+#include "sim/model_def.h"
+#include "sim/model_file.h"
+#include "sim/optimizer.h"
 #include "sim/params.h"
 #include "sim/pipeline.h"
 #include "sim/plan.h"
 #include "sim/report.h"
 #include "sim/time.h"
 #include "sim/topology.h"
+#include "sim/topology_graph.h"
+#include "sim/trace.h"
 
 #endif /* SIM_SIM_H */

@@ -1,9 +1,9 @@
 /*
- * Simulated pod topologies: IPUs, IPU-Links, IPU-Link domains (ILDs) and GW-Links.
- *
- * A topology is built from a preset name (M2000, POD16, POD64, POD128, POD256) or from a text
- * file that describes any other. It is immutable once built and may be shared between threads.
- * Pure C: no MPI, no threads, no I/O beyond reading the file a caller names.
+ * Simulated pod topologies, the front: IPUs, IPU-Links, IPU-Link domains (ILDs) and GW-Links,
+ * built from a preset name (M2000, POD16, POD64, POD128, POD256), from a text file that
+ * describes any other, or either with overrides. The built topology and its queries are the
+ * container of sim/topology_graph.h. Pure C: no MPI, no threads, no I/O beyond reading the file
+ * a caller names.
  *
  * The graph. Nodes 0 .. num_ipus-1 are IPUs; when a topology has more than one ILD, nodes
  * num_ipus .. num_nodes-1 are IPU-Gateways (one per ipus_per_gateway IPUs, i.e. per IPU-M2000).
@@ -70,11 +70,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/device.h"
-#include "sim/ipu_cost.h"
-#include "sim/time.h"
-
-typedef struct sim_topology sim_topology_t;
+#include "sim/topology_graph.h"
 
 /* Builds the preset called NAME (case-insensitive). Returns 0, or -EINVAL for an unknown name
  * (with a one-line reason in ERR when ERR is not NULL). */
@@ -90,91 +86,8 @@ int sim_topology_load(const char *path, sim_topology_t **out, char *err, size_t 
  * ipus, ild_size, wiring and link; sim-step --sensitivity runs its variants this way). */
 int sim_topology_open(const char *spec, sim_topology_t **out, char *err, size_t errlen);
 
-/* The IPU cost model's and host feed's constants of the pod (sim/ipu_cost.h, sim/params.h):
- * the defaults, or what the file or the overrides set. */
-const sim_cost_params_t *sim_topology_cost(const sim_topology_t *t);
-
 /* The smallest preset that holds NUM_IPUS IPUs, or NULL when none does (more than 256). */
 /* (Also NULL when NUM_IPUS < 1.) */
 const char *sim_topology_smallest_preset(int num_ipus);
-
-const char *sim_topology_name(const sim_topology_t *t);
-int sim_topology_num_ipus(const sim_topology_t *t);
-int sim_topology_num_ilds(const sim_topology_t *t);
-/* The ILD that holds IPU (0-based), or -1 when IPU is out of range. */
-int sim_topology_ild_of(const sim_topology_t *t, int ipu);
-
-void sim_topology_free(sim_topology_t *t);
-
-/* ---- Additions to the first API: links, routes and parameters. ---- */
-
-/* Largest IPU count a topology file may declare, and the longest route a topology may have. */
-#define SIM_TOPOLOGY_MAX_IPUS 1024
-#define SIM_ROUTE_MAX_HOPS    256
-
-typedef enum sim_link_kind {
-    SIM_LINK_IPU = 0,       /* IPU-Link between two IPUs of one ILD */
-    SIM_LINK_GW_ATTACH = 1, /* IPU-Link between an IPU and its IPU-M2000's gateway */
-    SIM_LINK_GW = 2,        /* GW-Link between the gateways of two ILDs */
-} sim_link_kind_t;
-
-typedef struct sim_link_info {
-    int from, to; /* node ids (IPUs first, then gateways) */
-    sim_link_kind_t kind;
-    uint64_t bandwidth; /* bytes/s in this direction */
-    sim_time_t latency; /* ps for the first byte to cross */
-} sim_link_info_t;
-
-typedef struct sim_route {
-    int src, dst;          /* IPU ids */
-    int hops;              /* links crossed; 0 when src == dst */
-    int gw_hops;           /* of which GW-Links */
-    sim_time_t latency;    /* sum of the links' latencies */
-    uint64_t bandwidth;    /* the smallest bandwidth on the route; UINT64_MAX when hops == 0 */
-    uint64_t gw_bandwidth; /* the smallest GW-Link bandwidth on it; UINT64_MAX if none */
-    int links[SIM_ROUTE_MAX_HOPS]; /* directed link ids, in order from src */
-} sim_route_t;
-
-/* The parameters a topology was built from (the preset's numbers or the file's). */
-typedef struct sim_topology_params {
-    int ild_size;               /* IPUs per ILD */
-    int ipus_per_gateway;       /* IPUs per IPU-M2000 (per gateway) */
-    int gwlinks_per_gateway;    /* GW-Link ports of a gateway */
-    const char *wiring;         /* "ladder", "ring", "full" or "none": links inside an ILD */
-    uint64_t ipulink_bandwidth; /* bytes/s per direction of one IPU-Link */
-    sim_time_t ipulink_latency; /* ps per IPU-Link hop */
-    uint64_t gwlink_bandwidth;  /* bytes/s per direction of one GW-Link port */
-    sim_time_t gwlink_latency;  /* ps per GW-Link hop */
-    sim_time_t sync_latency;    /* ps of a synchronisation inside one ILD */
-    sim_time_t gw_sync_latency; /* ps added when a synchronisation spans ILDs */
-} sim_topology_params_t;
-
-/* Nodes (IPUs then gateways) and directed links. */
-int sim_topology_num_nodes(const sim_topology_t *t);
-int sim_topology_num_links(const sim_topology_t *t);
-/* The longest route, in hops, between any two IPUs. */
-int sim_topology_diameter(const sim_topology_t *t);
-
-/* Fills OUT with directed link ID. Returns 0, or -EINVAL when ID is out of range. */
-int sim_topology_link(const sim_topology_t *t, int id, sim_link_info_t *out);
-
-/* Fills OUT with the route from IPU SRC to IPU DST. Returns 0, or -EINVAL when either is out of
- * range. */
-int sim_topology_route(const sim_topology_t *t, int src, int dst, sim_route_t *out);
-
-/* Links on the route from SRC to DST, or -1 when either is out of range. */
-int sim_topology_hops(const sim_topology_t *t, int src, int dst);
-
-/* The directed link that joins node A to node B directly, or -1 when there is none. */
-int sim_topology_find_link(const sim_topology_t *t, int a, int b);
-
-void sim_topology_get_params(const sim_topology_t *t, sim_topology_params_t *out);
-
-/* The device model of every IPU of the topology (the GC200 today). */
-const sim_device_t *sim_topology_device(const sim_topology_t *t);
-
-/* A one-line human description ("POD64: 64 IPUs, 1 ILD of 64 (ladder, 32 rungs), IPU-Link ...").
- * Returns what snprintf returns. */
-int sim_topology_describe(const sim_topology_t *t, char *buf, size_t len);
 
 #endif /* SIM_TOPOLOGY_H */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "sim/feed.h"
+#include "sim/model.h"
 #include "sim/plan.h"
 
 static sim_cost_params_t cp;

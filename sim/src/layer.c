@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "text.h"
 
 static const char *const type_names[SIM_LAYER_COUNT] = {
     [SIM_LAYER_MATMUL] = "matmul",       [SIM_LAYER_CONV] = "conv",
