@@ -20,8 +20,8 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "sig.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
-#include "wire.h"
+#include "base/signature.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
+#include "transport/wire.h"
 
 enum { MAX_INFLIGHT = 64 };
 
