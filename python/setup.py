@@ -1,10 +1,14 @@
 """setuptools' part of `pip install ./python` (see pyproject.toml): the version, read from
 libgcl's header (gcl/include/gcl/version.h, the one place it is set), and a record of it
 written into the installed package (gcl/_install.py), so that an installed gcl knows its
-version without the header. Build files go to a temporary directory, not into the checkout."""
+version without the header. Build files go to temporary directories, not into the checkout,
+and are removed when this process exits (pip runs setup.py once for each step, and what a step
+makes that pip keeps, the metadata and the wheel, it writes to directories of its own)."""
 
+import atexit
 import os
 import re
+import shutil
 import sys
 import tempfile
 
@@ -48,14 +52,21 @@ class BuildPy(build_py):
             f.write(RECORD.format(version=version()))
 
 
+def scratch(prefix):
+    """A temporary directory that is removed when this process exits."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 class EggInfo(egg_info):
     """Keeps the egg-info out of the checkout."""
 
     def initialize_options(self):
         super().initialize_options()
-        self.egg_base = tempfile.mkdtemp(prefix="gcl-egg-info-")
+        self.egg_base = scratch("gcl-egg-info-")
 
 
 setup(version=version(),
       cmdclass={"build_py": BuildPy, "egg_info": EggInfo},
-      options={"build": {"build_base": tempfile.mkdtemp(prefix="gcl-build-")}})
+      options={"build": {"build_base": scratch("gcl-build-")}})

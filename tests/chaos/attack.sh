@@ -36,7 +36,6 @@ faults_init chaos-attack
 command -v ss >/dev/null || skip "ss (iproute2) is not installed"
 id=$NETNS_CLUSTER_ID
 in_ns() { local h=$1; shift; ip netns exec "$id-$h" "$@"; }
-snapshot "$FT/snapshot.before"
 
 steps=${CHAOS_ATTACK_STEPS:-700}
 targs=(--epochs 6 --max-steps "$steps" --seed 5 --checkpoint-every 50 --log-every 10
@@ -44,7 +43,7 @@ targs=(--epochs 6 --max-steps "$steps" --seed 5 --checkpoint-every 50 --log-ever
 job() { # NAME EXTRA_ENV...: the training, in the background (its pid in $last), output in
   local name=$1 # $FT/NAME.out
   shift
-  env GCL_FAULTS_MARK="$MARK" GCL_TIMEOUT_S=3 GCL_LOG_TIME=1 "$@" "$poprun" -H h1,h2 \
+  env GCL_FAULTS_MARK="$MARK" POPRUN_JOB_NAME="$JOBNAME" TMPDIR="$FT/tmp" GCL_TIMEOUT_S=3 GCL_LOG_TIME=1 "$@" "$poprun" -H h1,h2 \
     --num-replicas 16 --num-instances 4 "$train" "${targs[@]}" --checkpoint "$FT/$name.ckpt" \
     --save-weights "$FT/$name.w" >"$FT/$name.out" 2>&1 &
   last=$!
@@ -135,8 +134,9 @@ job control OMPI_MCA_btl_tcp_progress_thread=0
 ctl=$last
 wait_step control 10 "$ctl"
 pidc=$(instance_pid 0 train)
-btl=$(in_ns h1 ss -tlnpH | grep "pid=$pidc," | grep -o '0\.0\.0\.0:[0-9]*' | head -1 | cut -d: -f2)
-[ -n "$btl" ] || fail "the control run's instance 0 has no tcp BTL port"
+# (its port is the one on every interface: ss's 4th column, 0.0.0.0:PORT)
+btl=$(in_ns h1 ss -tlnpH | grep "pid=$pidc," | awk '$4 ~ /^0\.0\.0\.0:[0-9]+$/ {sub(/.*:/, "", $4); print $4; exit}')
+[ -n "$btl" ] || fail "the control run's instance 0 (pid ${pidc:-none}) has no tcp BTL port: $(in_ns h1 ss -tlnpH | grep "pid=${pidc:-none}," | tr '\n' ';')"
 in_ns h3 "$attacker" tcp 10.77.0.1 "$btl" 8 >"$FT/att.control" 2>&1 || true
 cst=0
 wait "$ctl" || cst=$?
@@ -145,6 +145,6 @@ grep -q 'GCL_TIMEOUT_S' "$FT/control.out" || { tail -20 "$FT/control.out"; fail 
 echo "control: with OMPI_MCA_btl_tcp_progress_thread=0 the held handshake on port $btl failed the run (exit $cst, GCL_TIMEOUT_S)"
 
 wait_no_marked 30 || fail "processes of the runs are left: $(marked_pids)"
-left=$(leaks "$FT/snapshot.before")
+left=$(leaks)
 [ -z "$left" ] || fail "left behind: $left"
 pass "forged, truncated and replayed headers and floods from a third host were refused; the job went on to the same bits"

@@ -35,6 +35,11 @@ faults_cleanup() {
   for p in "${FAULTS_BG[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   # (bash reports a background job that a signal killed on its own stderr as it reaps it.)
   { wait || true; } 2>/dev/null
+  # A poprun killed with -9 cannot remove its job's segments: whatever carries this run's job
+  # name goes here, so that a test that failed leaves nothing behind either.
+  if [ -n "${JOBNAME:-}" ]; then
+    rm -rf "${FAULTS_SHM_ROOT:-/dev/shm}"/*"$JOBNAME"* 2>/dev/null || true
+  fi
   # A killed process may still be writing into $FT (an OpenMPI daemon's session files) until
   # the kernel has reaped it, and rm -rf then fails on a directory that is not empty yet: try
   # again for up to 2 s. A directory that survives that fails the test.
