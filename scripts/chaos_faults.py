@@ -314,6 +314,9 @@ class Chaos:
         rec["tear"] = {s: inj.tear(inj.ckpt_name(self.ckdir, s), f["tear"]) for s in steps}
         for s in steps:
             self.valid.discard(s)
+        # What the job can resume from now: the fault may cost every step since (see
+        # chaos_report.over_interval).
+        rec["newest_whole"] = max(self.valid, default=0)
         self.cont_all()
         rec["step_at_fault"] = self.step
         yield from self.wait_recovered(rec, run0, t0)
