@@ -7,6 +7,7 @@ import ctypes
 import errno
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -237,62 +238,34 @@ class Inotify:
 
 # ---- leftovers --------------------------------------------------------------------------------
 
-def snapshot():
-    """What /dev/shm holds now, and the OpenMPI session directories of /tmp."""
-    out = set()
-    try:
-        out |= {("shm", n) for n in os.listdir("/dev/shm")}
-    except OSError:
-        pass
-    try:
-        for d in os.listdir("/tmp"):
-            if d.startswith("ompi."):
-                try:
-                    out |= {("ompi", f"/tmp/{d}/{n}") for n in os.listdir(f"/tmp/{d}")}
-                except OSError:
-                    pass
-    except OSError:
-        pass
-    return out
-
-
-def _held_shm(name):
-    path = "/dev/shm/" + name
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+def job_leaks(job, tmpdir, shm="/dev/shm"):
+    """What the job named JOB left: entries of SHM whose name carries it (poprun's
+    poprun-JOB-* directory of OpenMPI's segments, libgcl's host boxes gcl-JOB-*), and anything
+    in its temporary directory TMPDIR (OpenMPI's session directories). Call it once the job has
+    ended: poprun removes all of it as it exits, so nothing needs waiting for."""
+    out = []
+    for top, pick in ((shm, lambda n: job in n), (tmpdir, lambda n: True)):
         try:
-            with open(f"/proc/{pid}/maps") as f:
-                if path in f.read():
-                    return True
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(path):
-                    return True
+            out += sorted(os.path.join(top, n) for n in os.listdir(top) if pick(n))
         except OSError:
-            continue
-    return False
-
-
-def _unheld(entries):
-    out = set()
-    for kind, name in entries:
-        if kind == "shm":
-            if os.path.exists("/dev/shm/" + name) and not _held_shm(name):
-                out.add((kind, name))
-        else:
-            m = re.search(r"/pid\.(\d+)$", name)
-            if m and os.path.exists(name) and start_time(int(m.group(1))) is None:
-                out.add((kind, name))
+            pass
     return out
 
 
-def leaks(before):
-    """Entries that appeared since BEFORE and that nobody holds for good: found unheld 1 s, 3 s
-    and 5 s after the look (another job's segments pass through short unheld windows)."""
-    cand = snapshot() - before
-    for pause in (1, 2, 2):
-        if not cand:
-            break
-        time.sleep(pause)
-        cand = _unheld(cand)
-    return sorted(("/dev/shm/" + n) if k == "shm" else n for k, n in cand)
+def remove_job_shm(job, shm="/dev/shm"):
+    """Removes what the job named JOB keeps in SHM (after its poprun was killed outright)."""
+    try:
+        names = [n for n in os.listdir(shm) if job in n]
+    except OSError:
+        return
+    for n in names:
+        path = os.path.join(shm, n)
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
