@@ -48,7 +48,7 @@ def bandwidth_tables(f, rows, cores, pass_name):
     f.write("\n### all_reduce busbw on one host, %s machine (load average %s)\n\n" % (
         pass_name, loads(bw)))
     f.write("busbw in GB/s, ours / the best peer at that size (its name) = ratio; `*`: a "
-            "row whose 5 batches spread more than 5%%.\n\n")
+            "row whose 5 batches spread more than 5%.\n\n")
     head = ["size"] + ["%d ranks%s" % (n, " (more ranks than the %d cores)" % cores
                                        if n > cores else "") for n in ranks]
     f.write("| " + " | ".join(head) + " |\n" + "|---" * len(head) + "|\n")
