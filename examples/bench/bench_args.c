@@ -13,8 +13,14 @@ static const char *const usage =
     "  -b, --minbytes SIZE   smallest size (default 1K); sizes take K, M, G suffixes\n"
     "  -e, --maxbytes SIZE   largest size (default 16M)\n"
     "  -f, --stepfactor N    multiply the size by N each row (default 2)\n"
-    "  -n, --iters N         timed iterations per size (default 20)\n"
+    "      --sizes LIST      these sizes instead of -b/-e/-f, e.g. 8,64,1K,4K\n"
+    "  -n, --iters N|auto    timed iterations per batch (default 20; auto: batches of ~20 ms)\n"
     "  -w, --warmup N        untimed iterations first (default 5)\n"
+    "      --repeats R       batches timed per size, the median reported (default 1;\n"
+    "                        the comparison's rule: -n auto --repeats 5, see rule.h)\n"
+    "      --latency         time single calls, each followed by a barrier: median and p99\n"
+    "                        per size (default sizes 8,64,1K,4K)\n"
+    "      --samples S       timed calls per size with --latency (default 1000)\n"
     "  -t, --type TYPE       f32 f16 bf16 i32 i64 u32 u64 bool (default f32)\n"
     "  -o, --op OP           sum mean mul min max square_add logical_and logical_or local\n"
     "                        (default sum)\n"
@@ -22,8 +28,12 @@ static const char *const usage =
     "  -a, --algo NAME       force an algorithm (default: the automatic choice)\n"
     "  -r, --root R          broadcast root (default 0)\n"
     "  -c, --check           check every result against its exact value (#wrong column)\n"
-    "      --compare mpi     also time the matching MPI collective (one replica per instance)\n"
+    "      --compare mpi-in-job  also time the matching MPI collective inside this job, on the\n"
+    "                        same buffers (one replica per instance; MPI shares the job with\n"
+    "                        libgcl: a sanity check, not a fair peer; scripts/bench-collectives\n"
+    "                        --peers runs MPI as its users do)\n"
     "      --json FILE       write the rows as a JSON list\n"
+    "      --csv FILE        append the rows in the peer comparison's columns\n"
     "      --memcpy          also measure one thread's memcpy bandwidth (largest size), for\n"
     "                        reference\n"
     "      --phantom         buffers carry sizes but no data (simulated time only)\n"
@@ -59,6 +69,18 @@ static int check_algo(const char *collective, const char *opt, const char *name)
     return bad(opt, name, want);
 }
 
+/* A list of sizes, "8,64,1K,4K". Returns 0 or -1. */
+static int parse_sizes(bench_opts_t *o, const char *text)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    o->nsizes = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (o->nsizes >= BENCH_MAX_ROWS || parse_bytes(t, &o->sizes[o->nsizes++]))
+            return -1;
+    return o->nsizes ? 0 : -1;
+}
+
 /* One option with its value; returns 0 or 2. */
 static int option(bench_opts_t *o, const char *opt, const char *v)
 {
@@ -70,8 +92,23 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
         return parse_bytes(v, &o->max_bytes) ? bad(opt, v, "expected a size like 4, 1K, 64M") : 0;
     if (IS("-f", "--stepfactor"))
         return parse_int(v, 2, 1024, &o->factor) ? bad(opt, v, "expected an integer from 2") : 0;
-    if (IS("-n", "--iters"))
-        return parse_int(v, 1, 1000000, &o->iters) ? bad(opt, v, "expected an integer from 1") : 0;
+    if (IS("-n", "--iters")) {
+        if (!strcmp(v, "auto"))
+            return (o->iters = 0, 0);
+        return parse_int(v, 1, 1000000, &o->iters)
+                   ? bad(opt, v, "expected auto or an integer from 1")
+                   : 0;
+    }
+    if (IS("--repeats", "--repeats")) {
+        if (parse_int(v, 1, 64, &x))
+            return bad(opt, v, "expected an integer from 1 to 64");
+        return (o->repeats = (int)x, 0);
+    }
+    if (IS("--samples", "--samples"))
+        return parse_int(v, 1, 1000000, &o->samples) ? bad(opt, v, "expected an integer from 1")
+                                                     : 0;
+    if (IS("--sizes", "--sizes"))
+        return parse_sizes(o, v) ? bad(opt, v, "expected sizes like 8,64,1K,4K") : 0;
     if (IS("-w", "--warmup"))
         return parse_int(v, 0, 1000000, &o->warmup) ? bad(opt, v, "expected an integer from 0") : 0;
     if (IS("-t", "--type"))
@@ -97,11 +134,18 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
         o->root = (int)x;
         return 0;
     }
-    if (IS("--compare", "--compare"))
-        return strcmp(v, "mpi") ? bad(opt, v, "the only comparison is 'mpi'")
-                                : (o->compare_mpi = 1, 0);
+    if (IS("--compare", "--compare")) {
+        if (!strcmp(v, "mpi"))
+            return bad(opt, v,
+                       "renamed 'mpi-in-job' (it times MPI inside this job, beside libgcl); "
+                       "scripts/bench-collectives --peers mpi times MPI in its own job");
+        return strcmp(v, "mpi-in-job") ? bad(opt, v, "the only comparison is 'mpi-in-job'")
+                                       : (o->compare_in_job = 1, 0);
+    }
     if (IS("--json", "--json"))
         return (o->json = v, 0);
+    if (IS("--csv", "--csv"))
+        return (o->csv = v, 0);
     if (IS("--topology", "--topology"))
         return (o->topology = v, 0);
     if (IS("--replicas", "--replicas")) {
@@ -135,6 +179,8 @@ static int check_options(const bench_opts_t *o, int op_given)
         return bad("-b", "", "the smallest size is larger than the largest (-e)");
     if (o->check && o->phantom)
         return bad("--check", "", "cannot check phantom buffers (they hold no data)");
+    if (o->latency && (o->phantom || o->compare_in_job))
+        return bad("--latency", "", "times real calls only (not with --phantom or --compare)");
     return 0;
 }
 
@@ -145,11 +191,13 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
                         .factor = 2,
                         .iters = 20,
                         .warmup = 5,
+                        .repeats = 1,
+                        .samples = 1000,
                         .type = GCL_F32,
                         .op = GCL_SUM,
                         .group = gcl_group_all(),
                         .replicas = 4};
-    int i = 1, op_given = 0;
+    int i = 1, op_given = 0, sizes_given = 0;
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         fputs(usage, stdout);
         return 1;
@@ -181,11 +229,22 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
             o->memcpy_ref = 1;
             continue;
         }
+        if (!strcmp(opt, "--latency")) {
+            o->latency = 1;
+            continue;
+        }
         if (i + 1 >= argc)
             return bad(opt, NULL, "needs a value");
         op_given |= !strcmp(opt, "-o") || !strcmp(opt, "--op");
+        sizes_given |= !strcmp(opt, "-b") || !strcmp(opt, "--minbytes") || !strcmp(opt, "-e") ||
+                       !strcmp(opt, "--maxbytes");
         if (option(o, opt, argv[++i]))
             return 2;
+    }
+    if (o->latency && !o->nsizes && !sizes_given) {
+        static const size_t dflt[] = {8, 64, 1024, 4096};
+        o->nsizes = 4;
+        memcpy(o->sizes, dflt, sizeof dflt);
     }
     return check_options(o, op_given);
 }

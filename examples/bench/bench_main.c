@@ -60,10 +60,11 @@ int main(int argc, char **argv)
         free(b);
         return 2;
     }
-    if (o.compare_mpi && (b->info.num_instances < 2 || b->info.num_local_replicas * 1 != 1)) {
+    if (o.compare_in_job && (b->info.num_instances < 2 || b->info.num_local_replicas * 1 != 1)) {
         if (b->info.instance_index == 0)
-            fprintf(stderr, "gcl-bench: --compare mpi needs one replica per instance and at least "
-                            "two instances (poprun --num-replicas N --num-instances N)\n");
+            fprintf(stderr,
+                    "gcl-bench: --compare mpi-in-job needs one replica per instance and at least "
+                    "two instances (poprun --num-replicas N --num-instances N)\n");
         gcl_finalize(inst);
         free(b);
         return 2;

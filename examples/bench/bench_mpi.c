@@ -1,6 +1,9 @@
 /*
- * gcl-bench --compare mpi: the matching MPI collective on the same buffers, in the same run, with
- * one replica per instance (so one MPI rank per replica). MPI is already initialised by gcl_init.
+ * gcl-bench --compare mpi-in-job: the matching MPI collective on the same buffers, in the same
+ * run, with one replica per instance (so one MPI rank per replica). MPI is already initialised
+ * by gcl_init, shares the process with libgcl's threads and runs under poprun's mpirun options
+ * (--bind-to none): a check on the same buffers, slower than MPI in a job of its own. The fair
+ * comparison is scripts/bench-collectives --peers (examples/bench/peers/).
  */
 #include <mpi.h>
 #include <string.h>

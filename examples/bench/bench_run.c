@@ -55,8 +55,12 @@ static gcl_status_t run_once(const bench_opts_t *o, gcl_comm_t comm, const void 
 }
 
 typedef struct {
+    const bench_opts_t *o;
     gcl_ctx_t ctx;
     gcl_comm_t stats, comm;
+    size_t count;    /* of the size being timed */
+    double sim_us;   /* the last batch's simulated time per call */
+    gcl_status_t rc; /* the first failure of a batch */
     char *send, *recv;
     int members[4096];
     int n, reporter;
@@ -82,24 +86,80 @@ static gcl_status_t check_size(const bench_opts_t *o, bench_ipu_t *p, size_t cou
     return gcl_all_reduce(p->stats, &bad, wrong, 1, GCL_U64, GCL_SUM);
 }
 
-/* Real and simulated time per iteration, of the slowest replica. */
-static gcl_status_t time_size(const bench_opts_t *o, bench_ipu_t *p, size_t count, double *us,
-                              double *sim_us)
+/* One batch of the rule (rule.h): N calls, the slowest replica's wall time for them; the
+ * simulated time per call of the slowest replica goes into P->sim_us. */
+static double batch(void *arg, long n)
 {
-    for (long i = 0; i < o->warmup; i++)
-        GCL_CHECK(run_once(o, p->comm, p->send, p->recv, count));
-    GCL_CHECK(gcl_barrier(p->stats));
+    bench_ipu_t *p = arg;
+    const bench_opts_t *o = p->o;
+    if (gcl_barrier(p->stats) != GCL_OK)
+        return -1;
     uint64_t t0 = now_ns();
     double s0 = gcl_sim_time(p->ctx);
-    for (long i = 0; i < o->iters; i++)
-        GCL_CHECK(run_once(o, p->comm, p->send, p->recv, count));
+    for (long i = 0; i < n; i++)
+        if ((p->rc = run_once(o, p->comm, p->send, p->recv, p->count)) != GCL_OK)
+            return -1;
     /* Simulated clocks are exact integers of picoseconds, so the difference is too. */
     uint64_t mine[2] = {now_ns() - t0, (uint64_t)((gcl_sim_time(p->ctx) - s0) * 1e12 + 0.5)};
     uint64_t slowest[2];
-    GCL_CHECK(gcl_all_reduce(p->stats, mine, slowest, 2, GCL_U64, GCL_MAX));
-    *us = (double)slowest[0] / 1e3 / (double)o->iters;
-    *sim_us = (double)slowest[1] / 1e6 / (double)o->iters;
+    if ((p->rc = gcl_all_reduce(p->stats, mine, slowest, 2, GCL_U64, GCL_MAX)) != GCL_OK)
+        return -1;
+    p->sim_us = (double)slowest[1] / 1e6 / (double)n;
+    return (double)slowest[0] / 1e9;
+}
+
+/* Real time per call by the rule, and simulated time per call, of the slowest replica. */
+static gcl_status_t time_size(const bench_opts_t *o, bench_ipu_t *p, size_t count, bench_row_t *row)
+{
+    rule_t rule = {
+        .warmup = o->warmup, .iters = o->iters, .repeats = o->repeats, .target_s = RULE_TARGET_S};
+    rule_result_t r;
+    p->count = count;
+    p->rc = GCL_OK;
+    if (rule_time(&rule, batch, p, &r) != 0)
+        return p->rc != GCL_OK ? p->rc : GCL_ERR_INTERNAL;
+    row->time_us = r.time_us;
+    row->iters = r.iters;
+    row->spread = r.spread;
+    row->stable = r.stable;
+    row->sim_time_us = p->sim_us;
     return GCL_OK;
+}
+
+/* --latency: single calls, each followed by a barrier outside the timing (osu_latency's
+ * collective form); a sample is the mean over the replicas of one call's time. */
+static gcl_status_t time_latency(const bench_opts_t *o, bench_ipu_t *p, size_t count,
+                                 bench_row_t *row)
+{
+    long n = o->samples;
+    uint64_t *mine = calloc((size_t)n, sizeof *mine), *sum = calloc((size_t)n, sizeof *sum);
+    double *v = calloc((size_t)n, sizeof *v);
+    gcl_status_t rc = mine && sum && v ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
+    for (long i = 0; i < o->warmup && rc == GCL_OK; i++)
+        if ((rc = run_once(o, p->comm, p->send, p->recv, count)) == GCL_OK)
+            rc = gcl_barrier(p->stats);
+    for (long i = 0; i < n && rc == GCL_OK; i++) {
+        uint64_t t0 = now_ns();
+        rc = run_once(o, p->comm, p->send, p->recv, count);
+        mine[i] = now_ns() - t0;
+        if (rc == GCL_OK)
+            rc = gcl_barrier(p->stats);
+    }
+    if (rc == GCL_OK)
+        rc = gcl_all_reduce(p->stats, mine, sum, (size_t)n, GCL_U64, GCL_SUM);
+    int members = gcl_comm_size(p->stats);
+    for (long i = 0; i < n && rc == GCL_OK; i++)
+        v[i] = (double)sum[i] / 1e3 / members;
+    if (rc == GCL_OK) {
+        rule_percentiles(v, n, &row->p50_us, &row->p99_us);
+        row->time_us = row->p50_us;
+        row->iters = n;
+        row->stable = 1;
+    }
+    free(mine);
+    free(sum);
+    free(v);
+    return rc;
 }
 
 static gcl_status_t measure(bench_t *b, bench_ipu_t *p, size_t bytes, bench_row_t *row)
@@ -110,11 +170,15 @@ static gcl_status_t measure(bench_t *b, bench_ipu_t *p, size_t bytes, bench_row_
     row->bytes = bytes;
     row->count = bench_count(o->collective, bytes, es, p->n);
     row->mpi_time_us = row->mpi_busbw = row->sim_time_us = row->sim_busbw = -1;
+    row->p50_us = row->p99_us = -1;
     size_t in, out;
     ref_sizes(ref_collective(o->collective), row->count, p->n, &in, &out);
     if (p->send) /* inputs that make any operator's result exact, for the timed runs too */
         mref_fill(p->send, o->type, o->op, gcl_ctx_replica(p->ctx), 0, in);
-    GCL_CHECK(time_size(o, p, row->count, &row->time_us, &row->sim_time_us));
+    if (o->latency)
+        GCL_CHECK(time_latency(o, p, row->count, row));
+    else
+        GCL_CHECK(time_size(o, p, row->count, row));
     const char *algo = gcl_comm_algorithm(p->comm, o->collective);
     snprintf(row->algo, sizeof row->algo, "%s", algo ? algo : "-");
     double factor = bench_bus_factor(o->collective, p->n);
@@ -123,7 +187,7 @@ static gcl_status_t measure(bench_t *b, bench_ipu_t *p, size_t bytes, bench_row_
     row->sim_busbw = row->sim_time_us > 0 ? (double)bytes / row->sim_time_us / 1e3 * factor : 0;
     if (o->check)
         GCL_CHECK(check_size(o, p, row->count, &row->wrong));
-    if (o->compare_mpi) {
+    if (o->compare_in_job) {
         row->mpi_time_us = bench_mpi_time(o, p->send, p->recv, row->count);
         if (row->mpi_time_us > 0)
             row->mpi_busbw = (double)bytes / row->mpi_time_us / 1e3 * factor;
@@ -145,8 +209,11 @@ static gcl_status_t setup(bench_t *b, bench_ipu_t *p)
         return GCL_OK;
     /* Room for the largest row's input and output, whatever the collective's layout. */
     size_t es = gcl_dtype_size(o->type), in, out;
-    ref_sizes(ref_collective(o->collective), bench_count(o->collective, o->max_bytes, es, p->n),
-              p->n, &in, &out);
+    size_t largest = o->nsizes ? 0 : o->max_bytes;
+    for (int i = 0; i < o->nsizes; i++)
+        largest = o->sizes[i] > largest ? o->sizes[i] : largest;
+    ref_sizes(ref_collective(o->collective), bench_count(o->collective, largest, es, p->n), p->n,
+              &in, &out);
     /* IPU memory (shareable: host-direct calls between processes map it); the host heap when
      * the buffers are larger than an IPU's SRAM. */
     p->ipu_memory =
@@ -168,15 +235,22 @@ gcl_status_t bench_program(gcl_ctx_t ctx, void *arg)
     if (!p)
         return GCL_ERR_NO_HOST_MEMORY;
     p->ctx = ctx;
+    p->o = o;
     gcl_status_t rc = setup(b, p);
     int nrows = 0;
-    size_t bytes = o->min_bytes;
+    size_t bytes = o->nsizes ? o->sizes[0] : o->min_bytes;
     while (rc == GCL_OK && nrows < BENCH_MAX_ROWS) {
         bench_row_t row;
         rc = measure(b, p, bytes, &row);
         if (rc == GCL_OK && p->reporter)
             b->rows[nrows] = row;
         nrows++;
+        if (o->nsizes) { /* --sizes, or --latency's */
+            if (nrows >= o->nsizes || ref_collective(o->collective) == REF_BARRIER)
+                break;
+            bytes = o->sizes[nrows];
+            continue;
+        }
         if (bytes >= o->max_bytes || ref_collective(o->collective) == REF_BARRIER)
             break;
         size_t next = bytes ? bytes * (size_t)o->factor : 4;
