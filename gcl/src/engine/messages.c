@@ -120,18 +120,20 @@ static int msg_progress(gcl_exec_t *x)
 }
 
 /* Whether the peer IPU, on another host, returned from its program after entering this very
- * call (its latest call is this one): it then sent and took all it had to, but over the network
- * its messages may still be on the way when word of its return (a datagram of the control
- * plane) has already come. Under load that word overtook a segment of the last all_gather of a
- * training run of 32 replicas on 4 namespace hosts, and the run failed with "returned from its
- * program without making this call". The transfer is left to the transport, and to
- * GCL_TIMEOUT_S should it never finish. */
+ * call (its latest call is this one), and perhaps left the job since: it then sent and took all
+ * it had to, but over the network its messages may still be on the way when word of its return
+ * or its goodbye (datagrams of the control plane) has already come. Under load that word
+ * overtook a segment of the last all_gather of a training run of 32 replicas on 4 namespace
+ * hosts, and the run failed with "returned from its program without making this call" (twice
+ * in 8 runs beside another job; once with "its instance has since left the job"). The transfer
+ * is left to the transport, and to GCL_TIMEOUT_S should it never finish. */
 static int returned_after_this_call(const gcl_exec_t *x, int ipu)
 {
     const gcl_ipu_t *me = x->peers->ipu;
     gcl_peer_life_t l;
     return me->job->ipu_hostlocal[ipu] < 0 && gcl_ctrl_life(me->ctrl, ipu, &l) && l.valid &&
-           l.state == GCL_IPU_FINISHED && l.run_gen == me->gen && l.last_call == x->key0;
+           (l.state == GCL_IPU_FINISHED || l.state == GCL_IPU_EXITED) && l.run_gen == me->gen &&
+           l.last_call == x->key0;
 }
 
 /* A peer that is gone while a transfer with it is unfinished. A peer that has finished may
