@@ -197,11 +197,23 @@ def _wait(done, state):
             done.wait(0.25)
         except KeyboardInterrupt:
             if state.interrupted:
-                print("gcl: interrupted again; exiting now", file=sys.stderr, flush=True)
-                os._exit(130)
-            print("gcl: interrupted; stopping every IPU's program (Ctrl-C again to exit now)",
-                  file=sys.stderr, flush=True)
+                _exit_now()
+            # Marked first, then said: a second Ctrl-C that lands while the line is being
+            # written (seen under load: the KeyboardInterrupt came out of print) exits at once.
             state.interrupt()
+            try:
+                print("gcl: interrupted; stopping every IPU's program (Ctrl-C again to exit now)",
+                      file=sys.stderr, flush=True)
+            except KeyboardInterrupt:
+                _exit_now()
+
+
+def _exit_now():
+    """The second Ctrl-C: exit at once, with the shell's status of an interrupt."""
+    try:
+        print("gcl: interrupted again; exiting now", file=sys.stderr, flush=True)
+    finally:
+        os._exit(130)
 
 
 def _positive(v, what):
