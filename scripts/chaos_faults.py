@@ -147,6 +147,21 @@ class Chaos:
     def programs(self, run=None):
         return inj.instance_programs(self.cfg["mark"], "train", self.run if run is None else run)
 
+    def stop_program(self, f, instance):
+        """SIGSTOPs the program of INSTANCE in the current run. Between a step line and the
+        lookup the job may have begun a restart (an earlier fault's second kill landing late):
+        then the next step line names the run whose program is stopped."""
+        deadline = self.loop.now() + RECOVER_S
+        while True:
+            pid = self.programs().get(instance)
+            proc = inj.Proc(pid) if pid else None
+            if proc and proc.signal(signal.SIGSTOP):
+                return proc
+            if self.loop.now() >= deadline:
+                raise Unrecoverable(f"fault {f['index']}: instance {instance} not found in "
+                                    f"{RECOVER_S:.0f} s")
+            yield from self.wait_lines(lambda t: self.step_line(t), 1.0)
+
     def kill(self, instances, run=None):
         progs = self.programs(run)
         procs = [inj.Proc(progs[i]) for i in instances if i in progs]
@@ -188,13 +203,10 @@ class Chaos:
     def f_stall(self, f):
         v = f["victim"]
         yield from self.wait_step(f["at_step"])
+        proc = yield from self.stop_program(f, v["instances"][0])
         rec = self.begin(f, f"SIGSTOP of {self._who(v)} for {f['stall_s']} s (GCL_TIMEOUT_S "
                             f"{self.cfg['gcl_timeout_s']}), then SIGCONT")
         t0, run0 = self.loop.now(), self.run
-        pid = self.programs().get(v["instances"][0])
-        proc = inj.Proc(pid) if pid else None
-        if not proc or not proc.signal(signal.SIGSTOP):
-            raise Unrecoverable(f"fault {f['index']}: instance {v['instances'][0]} not found")
         self.stopped.append(proc)
         state = {"cont": False}
 

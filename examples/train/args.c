@@ -67,7 +67,9 @@ static const char *const usage_text =
     "testing:\n"
     "  --fault KIND:N             kill-after-step:N, kill-mid-checkpoint:N,\n"
     "                             kill-before-rename:N (instance 0 kills itself at step N),\n"
-    "                             diverge:R (replica R's weights differ after step 1)\n"
+    "                             diverge:R (replica R's weights differ after step 1),\n"
+    "                             hold-after-step:N (every replica waits after step N\n"
+    "                             until the file $TRAIN_HOLD_FILE exists, 10 min at most)\n"
     "  -h, --help                 this text\n";
 
 typedef enum { A_INT, A_LONG, A_DOUBLE, A_STR, A_SPECIAL } arg_kind_t;
@@ -171,7 +173,8 @@ static int parse_fault(const char *val, train_opts_t *o)
     } kinds[] = {{"kill-after-step", FAULT_KILL_AFTER_STEP},
                  {"kill-mid-checkpoint", FAULT_KILL_MID_CHECKPOINT},
                  {"kill-before-rename", FAULT_KILL_BEFORE_RENAME},
-                 {"diverge", FAULT_DIVERGE}};
+                 {"diverge", FAULT_DIVERGE},
+                 {"hold-after-step", FAULT_HOLD_AFTER_STEP}};
     const char *colon = strchr(val, ':');
     for (size_t i = 0; colon && i < sizeof kinds / sizeof kinds[0]; i++) {
         char *end;
@@ -186,8 +189,8 @@ static int parse_fault(const char *val, train_opts_t *o)
         }
     }
     return bad("--fault", val,
-               "kill-after-step:N, kill-mid-checkpoint:N, kill-before-rename:N or "
-               "diverge:R");
+               "kill-after-step:N, kill-mid-checkpoint:N, kill-before-rename:N, "
+               "diverge:R or hold-after-step:N");
 }
 
 static int parse_special(const char *opt, const char *val, train_opts_t *o)

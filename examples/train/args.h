@@ -22,6 +22,7 @@ typedef enum {
     FAULT_KILL_MID_CHECKPOINT, /* ... halfway through writing the checkpoint of step N */
     FAULT_KILL_BEFORE_RENAME,  /* ... with that checkpoint written but not yet renamed */
     FAULT_DIVERGE,             /* replica N flips a bit of its weights after the first step */
+    FAULT_HOLD_AFTER_STEP,     /* every replica waits after step N for $TRAIN_HOLD_FILE */
 } fault_t;
 
 typedef struct {

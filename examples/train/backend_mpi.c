@@ -140,6 +140,8 @@ static int after_step(mpi_replica_t *rp, long done, loop_t *lp)
         save_checkpoint(rp, done);
     if (o->fault == FAULT_KILL_AFTER_STEP && done == o->fault_arg && rp->rank == 0)
         raise(SIGKILL);
+    if (o->fault == FAULT_HOLD_AFTER_STEP && done == o->fault_arg)
+        return job_hold(done) != 0;
     return 0;
 }
 

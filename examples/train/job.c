@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gcl/popdist.h"
 #include "gcl/popdist_env.h"
@@ -84,6 +85,11 @@ static int check_layout(train_job_t *job)
                 "--batch-size %d) exceeds the %ld training samples\n",
                 job->global_batch, job->replicas, job->accumulation, job->micro,
                 job->data->train_x.count);
+        return 2;
+    }
+    if (o->fault == FAULT_HOLD_AFTER_STEP && !getenv("TRAIN_HOLD_FILE")) {
+        fprintf(stderr, "train: --fault hold-after-step:%ld needs TRAIN_HOLD_FILE, the file "
+                        "whose creation ends the hold\n", o->fault_arg);
         return 2;
     }
     if (o->fault == FAULT_DIVERGE && o->fault_arg >= job->replicas) {
@@ -251,4 +257,17 @@ int job_load_data(const train_opts_t *o, dataset_t *data)
         return 1;
     }
     return 0;
+}
+
+int job_hold(long done)
+{
+    const char *path = getenv("TRAIN_HOLD_FILE");
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 30000; i++) { /* 10 min */
+        if (access(path, F_OK) == 0)
+            return 0;
+        nanosleep(&tick, NULL);
+    }
+    fprintf(stderr, "train: held after step %ld for 10 min: %s never appeared\n", done, path);
+    return -1;
 }

@@ -36,4 +36,9 @@ int job_write_state(train_job_t *job, long step, const char *path, const float *
 int job_alloc(train_job_t *job);
 void job_free(train_job_t *job);
 
+/* --fault hold-after-step: waits after step DONE until $TRAIN_HOLD_FILE exists (a test's attack
+ * on the job's ports is over, say), so that a run outlasts an event rather than a guess of its
+ * time; every replica holds at the same step, outside any collective call. -1 after 10 min. */
+int job_hold(long done);
+
 #endif

@@ -222,6 +222,8 @@ static gcl_status_t after_step(stage_t *st, long done, loop_t *lp)
     if (o->fault == FAULT_KILL_AFTER_STEP && done == o->fault_arg && job->instance == 0 &&
         st->replica == 0 && st->stage == 0)
         raise(SIGKILL);
+    if (o->fault == FAULT_HOLD_AFTER_STEP && done == o->fault_arg)
+        return job_hold(done) == 0 ? GCL_OK : GCL_ERR_ABORTED;
     return GCL_OK;
 }
 

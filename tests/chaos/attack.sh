@@ -40,11 +40,12 @@ in_ns() { local h=$1; shift; ip netns exec "$id-$h" "$@"; }
 steps=${CHAOS_ATTACK_STEPS:-700}
 targs=(--epochs 6 --max-steps "$steps" --seed 5 --checkpoint-every 50 --log-every 10
        --progress plain)
+xargs=() # more arguments of the next job's train
 job() { # NAME EXTRA_ENV...: the training, in the background (its pid in $last), output in
   local name=$1 # $FT/NAME.out
   shift
   env GCL_FAULTS_MARK="$MARK" POPRUN_JOB_NAME="$JOBNAME" TMPDIR="$FT/tmp" GCL_TIMEOUT_S=3 GCL_LOG_TIME=1 "$@" "$poprun" -H h1,h2 \
-    --num-replicas 16 --num-instances 4 "$train" "${targs[@]}" --checkpoint "$FT/$name.ckpt" \
+    --num-replicas 16 --num-instances 4 "$train" "${targs[@]}" "${xargs[@]}" --checkpoint "$FT/$name.ckpt" \
     --save-weights "$FT/$name.w" >"$FT/$name.out" 2>&1 &
   last=$!
   FAULTS_BG+=("$last")
@@ -71,7 +72,11 @@ wait "$ref" || { cat "$FT/reference.out"; fail "the reference run failed"; }
 want=$(md5sum <"$FT/reference.w" | cut -d' ' -f1)
 
 # ---- 2. The attacked run -----------------------------------------------------------------------------
-job attacked GCL_LOG_LEVEL=warn
+# It holds 10 steps before its end until the attack is over (every attack has ended): on a
+# loaded machine the attack can take longer than the run's 700 steps.
+xargs=(--fault "hold-after-step:$((steps - 10))")
+job attacked GCL_LOG_LEVEL=warn TRAIN_HOLD_FILE="$FT/attack.over"
+xargs=()
 run=$last
 wait_step attacked 10 "$run"
 pid0=$(instance_pid 0 train)
@@ -110,7 +115,8 @@ forged=0
 for a in "${forges[@]}"; do wait "$a" && forged=1; done
 cat "$FT"/att.* "$FT"/forge.* 2>/dev/null
 [ -z "$forger" ] || [ "$forged" -eq 1 ] || fail "the forger reached no libfabric endpoint"
-kill -0 "$run" 2>/dev/null || { cat "$FT/attacked.out"; fail "the run ended before the attack was over: it proves nothing (raise CHAOS_ATTACK_STEPS)"; }
+kill -0 "$run" 2>/dev/null || { cat "$FT/attacked.out"; fail "the run ended before the attack was over: it proves nothing"; }
+touch "$FT/attack.over" # the run's hold ends
 [ "$bad" -eq 0 ] || { cat "$FT/attacked.out"; fail "an attack reached nothing (see its line above)"; }
 status=0
 wait "$run" || status=$?

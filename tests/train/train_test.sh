@@ -365,18 +365,21 @@ case_preempt() {
   # gcl/src/instance/signals.c). --preserve-status passes train's own status on. All 5120 steps, so
   # that the signal lands in the run; the reference in one process (the same weights as in
   # two, bitwise).
-  local t0 t1
-  t0=$(date +%s%N)
   run ref_full 0 "$train" --replicas 2 "${preempt_args[@]}" --save-weights "$work/ref_full.w"
-  t1=$(date +%s%N)
-  # The signal at a random 20-70% of the run's own length here (on a quiet machine it takes a
-  # few seconds, on a loaded one many more).
-  local ms=$(((t1 - t0) / 1000000)) dir="$work/timeout.ckpt"
-  ms=$((ms * (20 + RANDOM % 51) / 100))
-  local t="$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
-  timeout --preserve-status "$t" "$train" --replicas 2 "${preempt_args[@]}" \
-    --checkpoint "$dir" 2>&1 | cat >"$work/timeout.out"
-  echo "${PIPESTATUS[0]}" >"$work/timeout.rc"
+  # The signal once the run reports a random step of 20-70% of its length: SIGTERM to timeout,
+  # which passes it on to train as its own expiry would (a time of the run's length measured
+  # beforehand missed the run when the load beside it fell).
+  local dir="$work/timeout.ckpt" k=$(((20 + RANDOM % 51) * 5120 / 100)) tpid=
+  (
+    timeout --preserve-status 600 "$train" --replicas 2 "${preempt_args[@]}" \
+      --checkpoint "$dir" 2>&1 | cat >"$work/timeout.out"
+    echo "${PIPESTATUS[0]}" >"$work/timeout.rc"
+  ) &
+  local sub=$!
+  wait_step "$work/timeout.out" "$k"
+  tpid=$(pgrep -P "$sub" -x timeout) || fail "timeout: no timeout process under $sub"
+  kill -TERM "$tpid"
+  wait "$sub"
   stopped_checks timeout SIGTERM 143 "$dir"
   resumed_same timeout-resumed "$dir" "$work/ref_full.w" 5120 env
   # `timeout 5 train | tail`, as a user types it: timeout's own status, the same stop.
