@@ -29,8 +29,18 @@
 
 #include <gcl/popdist_env.h>
 
-/* Longest piece of a line tagged at once; longer lines are split and each piece tagged. */
-#define TAG_LINE_MAX 65536
+/* mpirun's daemons read each instance's output in chunks of at most 4096 bytes (OpenMPI's
+ * ORTE_IOF_BASE_MSG_MAX) and interleave the chunks of different instances: a line that a chunk
+ * ends in the middle of was broken by another instance's output (2% of the lines of 4 instances
+ * writing at full speed on a loaded host). So a tagged line is written only when it fits, with
+ * what the pipe already holds, in one chunk (write_line_whole): every chunk then ends at the end
+ * of a line. That needs a pipe, and the wrapper's stdout is the daemon's pseudo-terminal, whose
+ * unread bytes cannot be asked: the program's stdout lines travel on the wrapper's stderr (a
+ * pipe), each behind a marker (marker.h) that tells poprun to write it on its stdout. */
+#define IOF_CHUNK 4096
+/* Longest piece of a line tagged at once, so that a tagged piece fits a chunk; longer lines are
+ * split and each piece tagged. */
+#define TAG_LINE_MAX (IOF_CHUNK - 64)
 /* How long the program gets between SIGTERM and SIGKILL. */
 #define KILL_GRACE_MS 3000
 /* How long to keep reading output after the program exited (a background child may hold the
@@ -54,7 +64,9 @@ struct stream {
     int in;  /* read end of the program's pipe, -1 once at EOF */
     int out; /* 1 or 2 */
     bool drop;
+    bool pipe; /* OUT is a pipe (to mpirun or its daemon) */
     const char *prefix;
+    char mark[96]; /* before the prefix: stdout's marker when it travels on stderr, or "" */
     struct linebuf lb;
 };
 
@@ -63,13 +75,32 @@ static void emit_line(void *ctx, const char *line, size_t len)
     struct stream *s = ctx;
     if (s->drop)
         return;
-    size_t plen = strlen(s->prefix);
-    char *buf = xmalloc(plen + len + 1);
-    memcpy(buf, s->prefix, plen);
-    memcpy(buf + plen, line, len);
-    buf[plen + len] = '\n';
-    (void)write_all(s->out, buf, plen + len + 1); /* nobody to tell if the reader is gone */
+    size_t mlen = strlen(s->mark), plen = strlen(s->prefix), n = mlen + plen + len + 1;
+    char *buf = xmalloc(n);
+    memcpy(buf, s->mark, mlen);
+    memcpy(buf + mlen, s->prefix, plen);
+    memcpy(buf + mlen + plen, line, len);
+    buf[n - 1] = '\n';
+    /* nobody to tell if the reader is gone */
+    if (s->pipe)
+        (void)write_line_whole(s->out, buf, n, IOF_CHUNK);
+    else
+        (void)write_all(s->out, buf, n);
     free(buf);
+}
+
+/* The program's stdout (K 0) and stderr (K 1), read from IN, as the wrapper passes them on. */
+static void stream_init(struct stream *s, int k, int in, bool drop, const char *prefix,
+                        const char *token)
+{
+    bool via_err = k == 0 && is_pipe(2);
+
+    *s = (struct stream){.in = in, .out = k == 0 && !via_err ? 1 : 2, .drop = drop};
+    s->pipe = is_pipe(s->out);
+    s->prefix = prefix;
+    if (via_err)
+        marker_out_prefix(s->mark, sizeof(s->mark), token);
+    linebuf_init(&s->lb, TAG_LINE_MAX, emit_line, s);
 }
 
 /* Sets the POPDIST_* variables of instance RANK. */
@@ -337,9 +368,9 @@ static int run_program(const struct poprun_options *o, int rank, const char *pre
         return 1;
     }
     bool drop = o->only_output_from_instance >= 0 && o->only_output_from_instance != rank;
-    struct stream s[2] = {{out_p[0], 1, drop, prefix, {0}}, {err_p[0], 2, drop, prefix, {0}}};
-    for (int k = 0; k < 2; k++)
-        linebuf_init(&s[k].lb, TAG_LINE_MAX, emit_line, &s[k]);
+    struct stream s[2];
+    stream_init(&s[0], 0, out_p[0], drop, prefix, o->instance_token);
+    stream_init(&s[1], 1, err_p[0], drop, prefix, o->instance_token);
     supervise(&sv, s, sfd);
     for (int k = 0; k < 2; k++) {
         if (s[k].in >= 0) {

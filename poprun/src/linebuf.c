@@ -4,8 +4,12 @@
 #include "linebuf.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -85,4 +89,29 @@ int write_all(int fd, const void *data, size_t n)
         n -= (size_t)w;
     }
     return 0;
+}
+
+int is_pipe(int fd)
+{
+    struct stat st;
+
+    return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+int write_line_whole(int fd, const void *data, size_t n, size_t chunk)
+{
+    long ns = 20000;
+
+    for (;;) {
+        int pending = 0;
+        struct pollfd p = {fd, POLLOUT, 0};
+
+        if (ioctl(fd, FIONREAD, &pending) != 0 || pending <= 0 || (size_t)pending + n <= chunk)
+            break;
+        if (poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP)))
+            break; /* no reader */
+        nanosleep(&(struct timespec){0, ns}, NULL);
+        ns = ns < 500000 ? 2 * ns : 1000000;
+    }
+    return write_all(fd, data, n);
 }

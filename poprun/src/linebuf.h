@@ -28,4 +28,13 @@ void linebuf_free(struct linebuf *lb);
 /* Writes all N bytes to FD, retrying on EINTR and short writes. Returns 0, or -1 (errno set). */
 int write_all(int fd, const void *data, size_t n);
 
+/* Whether FD is a pipe (for write_line_whole). */
+int is_pipe(int fd);
+
+/* Waits until the pipe FD holds at most CHUNK - N unread bytes, then writes the N bytes (one
+ * line) with write_all. A reader that reads the pipe CHUNK bytes at a time then always reads
+ * whole lines. The wait sleeps 20 us, doubling to 1 ms; it ends early when the pipe has no
+ * reader any more (the write then fails as write_all's would). */
+int write_line_whole(int fd, const void *data, size_t n, size_t chunk);
+
 #endif /* POPRUN_LINEBUF_H */

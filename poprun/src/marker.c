@@ -53,3 +53,20 @@ bool marker_find(const char *line, size_t len, const char *token, struct marker 
     }
     return false;
 }
+
+size_t marker_out_prefix(char *buf, size_t len, const char *token)
+{
+    int n = snprintf(buf, len, MARKER_OUT_PREFIX "%s ", token);
+    return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+}
+
+bool marker_out_find(const char *line, size_t len, const char *token, size_t *at)
+{
+    size_t plen = strlen(MARKER_OUT_PREFIX), tlen = strlen(token);
+
+    if (len < plen + tlen + 1 || memcmp(line, MARKER_OUT_PREFIX, plen) != 0 ||
+        memcmp(line + plen, token, tlen) != 0 || line[plen + tlen] != ' ')
+        return false;
+    *at = plen + tlen + 1;
+    return true;
+}

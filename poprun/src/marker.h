@@ -18,6 +18,14 @@
 
 #define MARKER_PREFIX "@@poprun-status "
 
+/* A line of the program's stdout, which the wrapper carries on its stderr (a pipe, where it can
+ * keep mpirun's reads to whole lines; its stdout is mpirun's pseudo-terminal):
+ *
+ *   @@poprun-out TOKEN [instance N] the program's line
+ *
+ * poprun writes what follows "TOKEN " on its own stdout. */
+#define MARKER_OUT_PREFIX "@@poprun-out "
+
 enum marker_kind { MARKER_EXIT, MARKER_SIGNAL };
 
 struct marker {
@@ -28,6 +36,12 @@ struct marker {
 
 /* Formats the marker line, newline included, into BUF. Returns its length. */
 size_t marker_format(char *buf, size_t len, const char *token, const struct marker *m);
+
+/* The prefix of a stdout line of TOKEN's job, into BUF. Returns its length. */
+size_t marker_out_prefix(char *buf, size_t len, const char *token);
+
+/* Whether LINE (LEN bytes) is a stdout line of TOKEN's job: *AT is where its payload begins. */
+bool marker_out_find(const char *line, size_t len, const char *token, size_t *at);
 
 /* Looks for a marker of TOKEN in LINE (LEN bytes, no newline). When found, fills M and sets
  * *START and *END to the byte range it occupies, and returns true. */

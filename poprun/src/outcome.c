@@ -191,6 +191,21 @@ static bool is_mpirun_dying(const struct outcome *o, const char *line, size_t le
 void outcome_filter_line(void *ctx, const char *line, size_t len)
 {
     struct outcome *o = ctx;
+    size_t at;
+    if (marker_out_find(line, len, o->token, &at)) {
+        if (!o->launched)
+            release_early(o);
+        if (o->emit_out) {
+            o->emit_out(o->emit_ctx, line + at, len - at);
+        } else {
+            char *out = xmalloc(len - at + 1);
+            memcpy(out, line + at, len - at);
+            out[len - at] = '\n';
+            (void)write_all(1, out, len - at + 1);
+            free(out);
+        }
+        return;
+    }
     if (take_marker(o, line, len)) {
         if (!o->launched)
             release_early(o);

@@ -35,6 +35,7 @@ struct outcome {
     int verbose;
     linebuf_fn emit; /* where the lines that pass go */
     void *emit_ctx;
+    linebuf_fn emit_out; /* where the programs' stdout lines go (marker.h); NULL: fd 1 */
     int graceful_timeout_s; /* --graceful-timeout: 0 ends the instances at once on a signal */
     /* What was seen. */
     bool have_failure;
@@ -87,6 +88,7 @@ struct outcome {
  * the survivors of a kill -9 may fail, exit and be reported through their own host's daemon
  * before the victim's wrapper is through the other's. */
 void outcome_filter_line(void *ctx, const char *line, size_t len);
+/* (A program's stdout line, MARKER_OUT_PREFIX, goes to emit_out at once, whatever the state.) */
 
 /* At the end of mpirun's stderr: passes on held lines, unless they restate a known failure. */
 void outcome_filter_finish(struct outcome *o);

@@ -128,6 +128,27 @@ else
   bad "SIGUSR1 message" "$(cat "$tmp/err")"
 fi
 
+# Whole lines: 4 instances writing 20,000 lines each as fast as they can, stdout and stderr,
+# beside a CPU hog. mpirun's daemons read every instance's output in 4 KiB chunks and
+# interleave them: before the wrappers kept those chunks to whole lines, about 2% of these lines
+# came out broken by another instance's ("[instance 3] LINE r3 i00997[instance 1] LINE ...").
+( while :; do :; done ) &
+hog=$!
+run "$POPRUN" --num-replicas 4 --num-instances 4 /bin/sh -c '
+  r=$OMPI_COMM_WORLD_RANK; i=0
+  awk -v r="$r" "BEGIN { for (i = 0; i < 20000; i++) { printf \"LINE r%s i%05d %s END\n\", r, i, \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"; if (i % 10 == 0) printf \"ERR r%s i%05d END\n\", r, i > \"/dev/stderr\" } }"'
+kill "$hog"
+wait "$hog" 2>/dev/null || true
+lines=$(grep -c '^\[instance [0-3]\] LINE r[0-3] i[0-9]\{5\} x\{48\} END$' "$tmp/out" || true)
+errs=$(grep -c '^\[instance [0-3]\] ERR r[0-3] i[0-9]\{5\} END$' "$tmp/err" || true)
+if [ "$rc" -eq 0 ] && [ "$lines" -eq 80000 ] && [ "$(wc -l <"$tmp/out")" -eq 80000 ] &&
+  [ "$errs" -eq 8000 ] && [ "$(wc -l <"$tmp/err")" -eq 8000 ]; then
+  ok "80,000 stdout and 8,000 stderr lines of 4 instances beside a CPU hog, every one whole"
+else
+  bad "whole lines: exit $rc, $lines of 80000 stdout lines whole ($(wc -l <"$tmp/out") in all), $errs of 8000 stderr" \
+    "$(grep -v '^\[instance [0-3]\] LINE r[0-3] i[0-9]\{5\} x\{48\} END$' "$tmp/out" | head -3)"
+fi
+
 # mpirun itself missing: its own failure, reported as such.
 POPRUN_MPIRUN=/nonexistent/mpirun run timeout 20 "$POPRUN" "$PROBE"
 expect_rc "no mpirun" 127
