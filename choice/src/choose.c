@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "choice/replay.h"
@@ -15,11 +16,15 @@ int choice_choose(const sim_topology_t *t, const coll_args_t *a, const int *ipus
     choice_shape_t best_shape, sh;
     memset(&best_shape, 0, sizeof best_shape);
     *out = (choice_t){0};
-    int oom = 0;
-    for (size_t i = 0; i < n; i++) {
+    coll_args_t pa = *a; /* the call on the pod: its nodes are IPU-Link domains */
+    int *nodes = choice_pod_nodes(t, ipus, a->nranks);
+    pa.node_of = nodes;
+    pa.host_of = NULL;
+    int oom = nodes == NULL;
+    for (size_t i = 0; i < n && pa.node_of; i++) {
         const char *no = NULL;
         sim_time_t span;
-        if (list[i]->canonical || (list[i]->supports && list[i]->supports(a, &no) != 0))
+        if (list[i]->canonical || (list[i]->supports && list[i]->supports(&pa, &no) != 0))
             continue;
         int rc = choice_shape_build(&sh, t, list[i], a, ipus);
         if (rc == 0)
@@ -37,6 +42,7 @@ int choice_choose(const sim_topology_t *t, const coll_args_t *a, const int *ipus
         }
         choice_shape_free(&sh);
     }
+    free(nodes);
     /* Out of memory for one candidate would make the choice depend on the machine: refuse. */
     if (oom || !out->algo) {
         choice_shape_free(&best_shape);

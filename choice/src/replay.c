@@ -55,8 +55,8 @@ static int post(replay_t *r, int q)
         sim_time_t d = 0, lat = 0;
         if (sim_topology_route(r->topo, r->sh->ipus[q], r->sh->ipus[op->peer], &route) == 0 &&
             route.hops > 0) {
-            uint32_t m = r->sh->mult[q][i] ? r->sh->mult[q][i] : 1;
-            d = sim_xfer_time(op->count * r->es, route.bandwidth) * m;
+            d = choice_mult_time(sim_xfer_time(op->count * r->es, route.bandwidth),
+                                 r->sh->mult[q][i]);
             lat = route.latency;
         }
         if (r->t[q] + d > r->busy[q])

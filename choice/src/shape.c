@@ -65,8 +65,13 @@ static int touch(loads_t *l, int link, uint32_t *place)
     return 0;
 }
 
-/* The queue places of step ST's sends: each send, in rank order, takes the next place in the
- * queue of every link of its route; its place is the worst of those. */
+/* The multipliers of step ST's sends: each send, in rank order, takes the next place in the
+ * queue of every link of its route. A send in place p of a link of bandwidth W_h is done after
+ * p sends' worth of bytes crossed that link, p x B / W_h; its multiplier is the worst of these
+ * over its route, over its own time B / W at the route's bottleneck W: max_h p_h x W / W_h (in
+ * thousandths, at least one). With links of one bandwidth this is the worst place; a link that
+ * several sends share but that is far faster than each one's own bottleneck (a gateway's
+ * GW-Link behind its IPUs' own hops) slows none of them. */
 static int step_places(choice_shape_t *sh, const sim_topology_t *t, loads_t *l, uint32_t st)
 {
     sim_route_t route;
@@ -78,13 +83,20 @@ static int step_places(choice_shape_t *sh, const sim_topology_t *t, loads_t *l, 
             if (s->ops[i].kind != COLL_OP_SEND ||
                 sim_topology_route(t, sh->ipus[q], sh->ipus[s->ops[i].peer], &route))
                 continue;
-            uint32_t worst = 1, place;
+            uint64_t worst = CHOICE_MULT_ONE;
+            uint32_t place;
             for (int h = 0; h < route.hops; h++) {
+                sim_link_info_t link;
                 if (touch(l, route.links[h], &place))
                     return -ENOMEM;
-                worst = place > worst ? place : worst;
+                if (sim_topology_link(t, route.links[h], &link) != 0 || link.bandwidth == 0)
+                    continue;
+                uint64_t m = ((uint64_t)place * CHOICE_MULT_ONE * (route.bandwidth / 1000) +
+                              link.bandwidth / 1000 - 1) /
+                             (link.bandwidth / 1000 ? link.bandwidth / 1000 : 1);
+                worst = m > worst ? m : worst;
             }
-            sh->mult[q][i] = worst;
+            sh->mult[q][i] = worst > UINT32_MAX ? UINT32_MAX : (uint32_t)worst;
         }
     }
     for (size_t k = 0; k < l->nt; k++)
@@ -108,10 +120,25 @@ static int queue_places(choice_shape_t *sh, const sim_topology_t *t)
     return rc;
 }
 
+int *choice_pod_nodes(const sim_topology_t *t, const int *ipus, int n)
+{
+    int *nodes = malloc((size_t)(n > 0 ? n : 1) * sizeof *nodes);
+
+    for (int q = 0; nodes && q < n; q++) {
+        if (ipus[q] < 0 || ipus[q] >= sim_topology_num_ipus(t)) {
+            free(nodes);
+            return NULL;
+        }
+        nodes[q] = sim_topology_ild_of(t, ipus[q]);
+    }
+    return nodes;
+}
+
 int choice_shape_build(choice_shape_t *sh, const sim_topology_t *t, const coll_algo_t *algo,
                        const coll_args_t *a, const int *ipus)
 {
     int n = a->nranks;
+    int *nodes = choice_pod_nodes(t, ipus, n);
     memset(sh, 0, sizeof *sh);
     sh->algo = algo;
     sh->a = *a;
@@ -126,17 +153,22 @@ int choice_shape_build(choice_shape_t *sh, const sim_topology_t *t, const coll_a
     for (int q = 0; rc == 0 && q < n; q++)
         if (ipus[q] < 0 || ipus[q] >= sim_topology_num_ipus(t))
             rc = -EINVAL; /* an IPU the pod does not have */
+    if (rc == 0 && !nodes)
+        rc = -ENOMEM;
     if (rc == 0)
         memcpy(sh->ipus, ipus, (size_t)n * sizeof *sh->ipus);
     for (int q = 0; rc == 0 && q < n; q++) {
         coll_args_t aq = *a;
         aq.rank = q;
+        aq.node_of = nodes;
+        aq.host_of = NULL;
         rc = coll_build(algo, &aq, &sh->s[q], NULL);
         if (rc == 0 && !(sh->mult[q] = calloc(sh->s[q].nops + 1, sizeof **sh->mult)))
             rc = -ENOMEM;
     }
     if (rc == 0)
         rc = queue_places(sh, t);
+    free(nodes);
     if (rc != 0)
         choice_shape_free(sh);
     return rc < 0 ? rc : 0;

@@ -20,7 +20,9 @@ static const char *const usage =
     "        sim-step --model resnet50 --gradient-accumulation 3\n"
     "model:\n"
     "  --model M                  resnet50, bert-large or a model file (format: sim/README.md)\n"
-    "  --sequence-length N        bert-large: 128 or 512 (default 512, packed 2 per pack)\n"
+    "  --sequence-length N        bert-large: 128 or 512 (default 512)\n"
+    "  --sequences-per-pack N     sequences per pack of a packed model, a fraction allowed\n"
+    "                             (default 1: unpacked; Graphcore's packed BERT: 2)\n"
     "  --dump-model               print the model as a model file and exit\n"
     "job (defaults: the model's calibration point; resnet50 20 x 10, bert-large 4 x 192 on 4\n"
     "stages, a model file 1 x 1 on 1 stage):\n"
@@ -31,12 +33,22 @@ static const char *const usage =
     "  --replicas R               replicas without poprun (default 1)\n"
     "  --topology T               the pod without poprun: M2000, POD16, POD64, POD128, POD256,\n"
     "                             a topology file, either with ,KEY=VALUE overrides\n"
-    "  --schedule gpipe|1f1b      pipeline order (default 1f1b)\n"
+    "  --schedule popart|gpipe|1f1b   pipeline order (default popart: PopART's lock-step\n"
+    "                             cycles, which Graphcore's pipelines ran)\n"
     "  --pipeline-splits LIST     first layer (name or index) of stages 1..K-1, comma-separated\n"
     "                             (default: the balancing rule)\n"
+    "  --att-ffn-placement LIST   attention/feed-forward sublayers per IPU, e.g. 4/5,7/6,6/7,7/6\n"
+    "                             (IPU 0 also holds the embedding and the heads)\n"
+    "  --layers-per-ipu LIST      the same with both counts equal, e.g. 3,7,7,7 (a model\n"
+    "                             without sublayers: its layers per IPU)\n"
     "  --recompute none|checkpoints|stage   (default: the model's)\n"
-    "  --optimizer sgd|momentum|adam|lamb   (default: the model's)\n"
-    "  --optimizer-state on-chip|sharded|streaming   (default: the model's)\n"
+    "  --optimizer sgd|momentum|lars|lamb|adam   (default: the model's)\n"
+    "  --optimizer-state-offchip  the optimizer state in Streaming Memory, read and written\n"
+    "                             over the gateway at every update\n"
+    "  --replicated-tensor-sharding on|off   the state (and the update) split over the\n"
+    "                             replicas: reduce-scatter, update a shard, all-gather\n"
+    "  --optimizer-state on-chip|sharded|streaming|streaming-sharded   both at once\n"
+    "                             (default: the model's)\n"
     "  --grad-type f16|f32        gradients and their reduction (default f16)\n"
     "host:\n"
     "  --host-servers N           host servers feeding the job (default: one per 16 IPUs)\n"
@@ -44,7 +56,17 @@ static const char *const usage =
     "time to train:\n"
     "  --epochs E                 epochs of the model's dataset to converge\n"
     "  --train-samples N          or samples to converge\n"
-    "  --run-overhead-s S         compilation, initialisation, evaluation per run (default 0)\n"
+    "  --eval-samples N           samples of one evaluation (forward passes only; default 0)\n"
+    "  --eval-every N             training samples between evaluations (default: one epoch)\n"
+    "  --run-overhead-s S         start-up and anything else per run (default 0)\n"
+    "plan (the best ways to run the model on the pod, each simulated in full):\n"
+    "  --plan                     search replicas x stages, placements, micro-batch x\n"
+    "                             accumulation, optimizer state, sharding and recomputation\n"
+    "                             (needs --topology and --global-batch, which may be a range\n"
+    "                             LO-HI; --replicas fixes the replicas)\n"
+    "  --max-stages K             largest pipeline searched (default 16)\n"
+    "  --memory-reserve MB        memory every IPU keeps free (default 5%% of its SRAM)\n"
+    "  --top N                    rows printed (default 5)\n"
     "output:\n"
     "  --steps K                  timed steps (default 2)\n"
     "  --warmup K                 untimed steps first (default 1)\n"
@@ -85,6 +107,23 @@ static int parse_double(const char *text, double lo, double hi, double *out)
     return 0;
 }
 
+/* --global-batch G, or with --plan a range LO-HI. */
+static int global_batch(simstep_opts_t *o, const char *v)
+{
+    char lo[32];
+    const char *dash = strchr(v, '-');
+    size_t n = dash ? (size_t)(dash - v) : strlen(v);
+
+    if (n == 0 || n >= sizeof lo)
+        return bad("--global-batch", v, "expected a number of samples, or a range LO-HI");
+    memcpy(lo, v, n);
+    lo[n] = '\0';
+    if (parse_long(lo, 1, 1L << 40, &o->global_batch) ||
+        (dash && parse_long(dash + 1, o->global_batch, 1L << 40, &o->gb_hi)))
+        return bad("--global-batch", v, "expected a number of samples, or a range LO-HI");
+    return 0;
+}
+
 /* Integer options, by name. */
 static int int_option(simstep_opts_t *o, const char *opt, const char *v, int *done)
 {
@@ -95,7 +134,8 @@ static int int_option(simstep_opts_t *o, const char *opt, const char *v, int *do
     } ints[] = {
         {"--micro-batch", offsetof(simstep_opts_t, micro_batch), 1, 1 << 20},
         {"--gradient-accumulation", offsetof(simstep_opts_t, accum), 1, 1 << 16},
-        {"--global-batch", offsetof(simstep_opts_t, global_batch), 1, 1L << 40},
+        {"--max-stages", offsetof(simstep_opts_t, max_stages), 1, SIMSTEP_MAX_STAGES},
+        {"--top", offsetof(simstep_opts_t, top), 1, 1000},
         {"--stages", offsetof(simstep_opts_t, stages), 1, SIMSTEP_MAX_STAGES},
         {"--steps", offsetof(simstep_opts_t, steps), 1, 1000},
         {"--warmup", offsetof(simstep_opts_t, warmup), 0, 1000},
@@ -123,15 +163,23 @@ static int real_option(simstep_opts_t *o, const char *opt, const char *v, int *d
                   : !strcmp(opt, "--train-samples")      ? &o->train_samples
                   : !strcmp(opt, "--run-overhead-s")     ? &o->overhead_s
                   : !strcmp(opt, "--host-samples-per-s") ? &o->host_rate
+                  : !strcmp(opt, "--sequences-per-pack") ? &o->per_pack
+                  : !strcmp(opt, "--eval-samples")       ? &o->eval_samples
+                  : !strcmp(opt, "--eval-every")         ? &o->eval_every
+                  : !strcmp(opt, "--memory-reserve")     ? &o->reserve_mb
                                                          : NULL;
 
     *done = dst != NULL;
     if (!dst)
         return 0;
-    if (parse_double(v, 0, 1e15, dst) || (dst != &o->overhead_s && *dst <= 0))
+    if (dst == &o->per_pack)
+        return parse_double(v, 1, 64, dst) ? bad(opt, v, "expected a number from 1 to 64") : 0;
+    if (parse_double(v, 0, 1e15, dst) ||
+        (dst != &o->overhead_s && dst != &o->reserve_mb && *dst <= 0))
         return bad(opt, v,
-                   dst == &o->overhead_s ? "expected a number of seconds >= 0"
-                                         : "expected a number > 0");
+                   dst == &o->overhead_s   ? "expected a number of seconds >= 0"
+                   : dst == &o->reserve_mb ? "expected a number of MB >= 0"
+                                           : "expected a number > 0");
     return 0;
 }
 
@@ -142,14 +190,17 @@ static int word_option(simstep_opts_t *o, const char *opt, const char *v, int *d
         const char *name, *words, *want;
         size_t off;
     } words[] = {
-        {"--schedule", " gpipe 1f1b ", "expected gpipe or 1f1b",
+        {"--schedule", " popart gpipe 1f1b ", "expected popart, gpipe or 1f1b",
          offsetof(simstep_opts_t, schedule)},
         {"--recompute", " none checkpoints stage ", "expected none, checkpoints or stage",
          offsetof(simstep_opts_t, recompute)},
-        {"--optimizer", " sgd momentum adam lamb ", "expected sgd, momentum, adam or lamb",
-         offsetof(simstep_opts_t, optimizer)},
-        {"--optimizer-state", " on-chip sharded streaming ",
-         "expected on-chip, sharded or streaming", offsetof(simstep_opts_t, state)},
+        {"--optimizer", " sgd momentum lars lamb adam ",
+         "expected sgd, momentum, lars, lamb or adam", offsetof(simstep_opts_t, optimizer)},
+        {"--optimizer-state", " on-chip sharded streaming streaming-sharded ",
+         "expected on-chip, sharded, streaming or streaming-sharded",
+         offsetof(simstep_opts_t, state)},
+        {"--replicated-tensor-sharding", " on off ", "expected on or off",
+         offsetof(simstep_opts_t, rts)},
     };
     char key[40];
 
@@ -173,6 +224,10 @@ static int option(simstep_opts_t *o, const char *opt, const char *v)
 
     if (!strcmp(opt, "--model"))
         return (o->model = v, 0);
+    if (!strcmp(opt, "--global-batch"))
+        return global_batch(o, v);
+    if (!strcmp(opt, "--replicas"))
+        o->replicas_given = 1;
     if (!strcmp(opt, "--sequence-length")) {
         if (strcmp(v, "128") && strcmp(v, "512"))
             return bad(opt, v, "expected 128 or 512");
@@ -190,6 +245,12 @@ static int option(simstep_opts_t *o, const char *opt, const char *v)
         return (o->topology = v, 0);
     if (!strcmp(opt, "--pipeline-splits"))
         return (o->splits = v, 0);
+    if (!strcmp(opt, "--att-ffn-placement") || !strcmp(opt, "--layers-per-ipu")) {
+        if (o->placement)
+            return bad(opt, NULL, "give --att-ffn-placement or --layers-per-ipu, once");
+        o->layers_per_ipu = !strcmp(opt, "--layers-per-ipu");
+        return (o->placement = v, 0);
+    }
     if ((rc = int_option(o, opt, v, &done)) || done)
         return rc;
     if ((rc = real_option(o, opt, v, &done)) || done)
@@ -223,6 +284,10 @@ static int is_flag(simstep_opts_t *o, const char *opt)
         return (o->sensitivity = 1);
     if (!strcmp(opt, "--dump-model"))
         return (o->dump_model = 1);
+    if (!strcmp(opt, "--optimizer-state-offchip"))
+        return (o->offchip = 1);
+    if (!strcmp(opt, "--plan"))
+        return (o->plan = 1);
     return 0;
 }
 
@@ -232,7 +297,9 @@ static int known(const char *opt)
         " --model --sequence-length --micro-batch --gradient-accumulation --global-batch "
         "--stages --replicas --topology --schedule --pipeline-splits --recompute --optimizer "
         "--optimizer-state --grad-type --host-servers --host-samples-per-s --epochs "
-        "--train-samples --run-overhead-s --steps --warmup --json ";
+        "--train-samples --run-overhead-s --steps --warmup --json --sequences-per-pack "
+        "--att-ffn-placement --layers-per-ipu --replicated-tensor-sharding --eval-samples "
+        "--eval-every --max-stages --memory-reserve --top ";
     char key[64];
 
     snprintf(key, sizeof key, " %.60s ", opt);
@@ -242,7 +309,8 @@ static int known(const char *opt)
 int simstep_parse(int argc, char **argv, simstep_opts_t *o)
 {
     *o = (simstep_opts_t){
-        .seq = 0, .steps = 2, .warmup = 1, .replicas = 1, .host_rate = -1, .grad_type = GCL_F16};
+        .seq = 0, .steps = 2, .warmup = 1, .replicas = 1, .host_rate = -1, .grad_type = GCL_F16,
+        .reserve_mb = -1, .top = 5};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
 
@@ -273,6 +341,20 @@ int simstep_parse(int argc, char **argv, simstep_opts_t *o)
         return bad("--epochs", NULL, "give --epochs or --train-samples, not both");
     if (o->seq && strcmp(o->model, "bert-large"))
         return bad("--sequence-length", NULL, "applies to bert-large only");
+    if (o->state && (o->offchip || o->rts))
+        return bad("--optimizer-state", NULL,
+                   "give it or --optimizer-state-offchip and --replicated-tensor-sharding, not "
+                   "both");
+    if (o->gb_hi && !o->plan)
+        return bad("--global-batch", NULL, "a range LO-HI is for --plan");
+    if (o->plan && (!o->topology || !o->global_batch))
+        return bad("--plan", NULL, "needs --topology and --global-batch");
+    if (o->plan && (o->placement || o->splits || o->stages || o->accum || o->sensitivity))
+        return bad("--plan", NULL,
+                   "searches the stages, placement, splits and accumulation itself: give none");
+    if (o->placement && o->splits)
+        return bad(o->layers_per_ipu ? "--layers-per-ipu" : "--att-ffn-placement", NULL,
+                   "give a placement or --pipeline-splits, not both");
     if (!o->seq)
         o->seq = 512;
     return 0;

@@ -25,7 +25,8 @@ int simstep_open_model(simstep_t *w)
     char err[600];
     long micro, accum, stages;
 
-    if (gcl_sim_model_open(w->o.model, w->o.seq, &w->model, err, sizeof err) != GCL_OK) {
+    if (gcl_sim_model_open_packed(w->o.model, w->o.seq, w->o.per_pack, &w->model, err,
+                                  sizeof err) != GCL_OK) {
         fprintf(stderr, "sim-step: %s\n", err);
         return 2;
     }
@@ -127,6 +128,22 @@ static int check_job(simstep_t *w)
     return o->splits ? parse_splits(w) : 0;
 }
 
+/* The optimizer state's place from --optimizer-state, or from --optimizer-state-offchip and
+ * --replicated-tensor-sharding over the model's default. */
+static const char *state_place(const simstep_t *w)
+{
+    const char *def = w->minfo.optimizer_state;
+    int offchip = w->o.offchip || strncmp(def, "streaming", 9) == 0;
+    int rts = w->o.rts ? strcmp(w->o.rts, "on") == 0
+                       : strcmp(def, "sharded") == 0 || strcmp(def, "streaming-sharded") == 0;
+
+    if (w->o.state)
+        return w->o.state;
+    if (!w->o.offchip && !w->o.rts)
+        return NULL;
+    return offchip ? (rts ? "streaming-sharded" : "streaming") : (rts ? "sharded" : "on-chip");
+}
+
 int simstep_resolve(simstep_t *w, gcl_instance_t inst)
 {
     char err[1024];
@@ -136,11 +153,19 @@ int simstep_resolve(simstep_t *w, gcl_instance_t inst)
 
     if (status)
         return status;
-    c = (gcl_sim_plan_config_t){w->stages,      w->info.num_replicas,
-                                w->micro,       (int)w->accum,
-                                w->o.schedule,  w->o.recompute,
-                                w->o.optimizer, w->o.state,
-                                w->o.grad_type, w->o.splits ? w->splits : NULL};
+    c = (gcl_sim_plan_config_t){w->stages,
+                                w->info.num_replicas,
+                                w->micro,
+                                (int)w->accum,
+                                w->o.schedule,
+                                w->o.recompute,
+                                w->o.optimizer,
+                                state_place(w),
+                                w->o.grad_type,
+                                w->o.splits ? w->splits : NULL,
+                                w->o.placement,
+                                w->o.layers_per_ipu,
+                                0};
     rc = gcl_sim_plan_create(inst, w->model, &c, &w->plan, err, sizeof err);
     if (rc == GCL_ERR_OUT_OF_MEMORY)
         return refuse(w, 1, "out of simulated IPU memory: %s", err);
@@ -149,6 +174,8 @@ int simstep_resolve(simstep_t *w, gcl_instance_t inst)
     gcl_sim_plan_info(w->plan, &w->pinfo);
     for (int s = 0; s < w->stages; s++)
         gcl_sim_plan_stage(w->plan, s, &w->stage[s]);
+    for (int f = 0; f < w->pinfo.fragments && f <= SIMSTEP_MAX_STAGES; f++)
+        gcl_sim_plan_fragment(w->plan, f, &w->frag[f]);
     w->feed = (gcl_sim_feed_t){w->o.host_rate >= 0 ? w->o.host_rate : w->minfo.host_samples_per_s,
                                w->minfo.input_bytes, (int)w->o.host_servers};
     return 0;

@@ -39,6 +39,8 @@ int main(int argc, char **argv)
         status = simstep_open_model(w);
     if (status == 0 && w->o.dump_model) {
         status = gcl_sim_model_write(w->model, stdout) == GCL_OK ? 0 : 1;
+    } else if (status == 0 && w->o.plan) {
+        status = simstep_plan(w);
     } else if (status == 0) {
         status = simstep_run_job(w, 1, w->o.topology);
         if (status == 0 && w->info.instance_index == 0)

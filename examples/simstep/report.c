@@ -1,4 +1,5 @@
 /* sim-step's summary on stdout and its JSON result. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,15 +46,57 @@ static double achieved(const simstep_t *w)
     return w->res.step_us > 0 ? flops / (w->res.step_us * 1e-6 * ipus * 250e12) : 0;
 }
 
-static double time_to_train(const simstep_t *w)
+/* The pod's constant KEY (0 when it has none). */
+static double constant(const simstep_t *w, const char *key)
+{
+    for (int i = 0; i < w->nparams; i++)
+        if (!strcmp(w->params[i].key, key))
+            return w->params[i].value;
+    return 0;
+}
+
+/* One evaluation: its micro-batches through the forward passes alone, as lock-step cycles of
+ * the busiest IPU's forward work and a host exchange (the pipeline fills first). */
+static double eval_time(const simstep_t *w)
+{
+    double busiest = 0, per = (double)w->info.num_replicas * (double)w->micro;
+    double micro = ceil(w->o.eval_samples / per);
+
+    for (int s = 0; s < w->stages; s++) {
+        double fwd = 0;
+
+        for (int f = 0; f < w->pinfo.fragments; f++)
+            fwd += w->frag[f].stage == s ? w->frag[f].fwd_s : 0;
+        busiest = fwd > busiest ? fwd : busiest;
+    }
+    if (w->o.eval_samples <= 0)
+        return 0;
+    return (micro + w->pinfo.fragments - 1) * (busiest + constant(w, "host_exchange_ns") * 1e-9);
+}
+
+/* The time to train and its parts: training steps, evaluations and overheads (0 when not
+ * asked). */
+static double time_to_train(const simstep_t *w, double *train_s, double *eval_s, long *evals)
 {
     double samples =
         w->o.train_samples ? w->o.train_samples : w->o.epochs * w->minfo.dataset_samples;
+    double every = w->o.eval_every > 0 ? w->o.eval_every : w->minfo.dataset_samples;
 
     if (samples <= 0)
         return 0;
-    return gcl_sim_time_to_train(w->res.step_us * 1e-6, (long)simstep_global_batch(w), samples,
-                                 w->o.overhead_s);
+    *train_s = gcl_sim_time_to_train(w->res.step_us * 1e-6, (long)simstep_global_batch(w),
+                                     samples, 0);
+    *evals = w->o.eval_samples <= 0 ? 0 : every > 0 ? (long)ceil(samples / every - 1e-9) : 1;
+    *eval_s = (double)*evals * eval_time(w);
+    return *train_s + *eval_s + w->o.overhead_s;
+}
+
+double simstep_time_to_train(const simstep_t *w)
+{
+    double train_s, eval_s;
+    long evals;
+
+    return time_to_train(w, &train_s, &eval_s, &evals);
 }
 
 static void print_stage(const simstep_t *w, int s)
@@ -64,9 +107,15 @@ static void print_stage(const simstep_t *w, int s)
 
     gcl_sim_model_layer(w->model, st->first_layer, &a);
     gcl_sim_model_layer(w->model, st->last_layer - 1, &b);
-    printf("  stage %d: layers %d-%d (%s .. %s), %.1f M weights; per micro-batch %.3f ms "
+    if (st->layers == st->last_layer - st->first_layer)
+        printf("  stage %d: layers %d-%d (%s .. %s)", s, st->first_layer, st->last_layer - 1,
+               a.name, b.name);
+    else /* a placement's IPU holds some of the layers between */
+        printf("  stage %d: %d layers of %d-%d (%s .. %s)", s, st->layers, st->first_layer,
+               st->last_layer - 1, a.name, b.name);
+    printf(", %.1f M weights; per micro-batch %.3f ms "
            "forward, %.3f ms backward%s; memory %.1f of %.1f MB (headroom %.1f MB)\n",
-           s, st->first_layer, st->last_layer - 1, a.name, b.name, st->weights / 1e6,
+           st->weights / 1e6,
            st->fwd_s * 1e3, st->bwd_s * 1e3, st->recompute_s > 0 ? " (+ recomputation)" : "",
            peak / 1e6, st->mem_capacity / 1e6, (st->mem_capacity - peak) / 1e6);
 }
@@ -75,12 +124,14 @@ void simstep_print(const simstep_t *w)
 {
     const simstep_result_t *r = &w->res;
     const gcl_sim_model_info_t *m = &w->minfo;
-    double ttt = time_to_train(w);
+    double train_s = 0, eval_s = 0;
+    long evals = 0;
+    double ttt = time_to_train(w, &train_s, &eval_s, &evals);
 
     printf("sim-step: model %s: %d layers, %.4g parameters, %.4g FLOP forward per sample", m->name,
            m->layers, m->params, m->flops_per_sample);
     if (m->samples_per_unit > 1)
-        printf(" (%d samples per pack)", m->samples_per_unit);
+        printf(" (%g samples per pack)", m->samples_per_unit);
     printf("\n  job: %d replica%s x %d stage%s = %d IPUs on %s, %d instance%s; %s, recompute "
            "%s, %s with %s state, %s gradients\n",
            w->info.num_replicas, w->info.num_replicas == 1 ? "" : "s", w->stages,
@@ -100,7 +151,13 @@ void simstep_print(const simstep_t *w)
            "idle %.1f%%; gradient reduction %.1f%% (%s)\n",
            share(r->compute_us, r), share(r->exchange_us, r), share(r->sync_us, r),
            share(r->host_us, r), share(r->idle_us, r), share(r->reduce_us, r), r->algo);
-    if (w->stages > 1)
+    if (w->stages > 1 && w->pinfo.cycles > 0)
+        printf("  pipeline: %d forward stages, %ld cycles of PopART's schedule; idle %.1f%% of the "
+               "step on the mean IPU; bubble %.1f%% on the busiest IPU ((2P-2)/(A+2P-2) = "
+               "%.1f%%), the rest is imbalance between IPUs\n",
+               w->pinfo.fragments, w->pinfo.cycles, share(r->pipeline_idle_us, r),
+               share(r->bubble_us, r), 100 * w->pinfo.bubble);
+    else if (w->stages > 1)
         printf(
             "  pipeline: idle %.1f%% of the step on the mean stage; bubble %.1f%% on the busiest "
             "stage ((K-1)/(A+K-1) = %.1f%%), the rest is imbalance between stages\n",
@@ -108,11 +165,11 @@ void simstep_print(const simstep_t *w)
     printf("  dominant: %s; peak simulated memory %.1f MB per IPU\n", dominant(r),
            (double)r->peak_memory / 1e6);
     if (ttt > 0)
-        printf("  time to train: %.1f s (%.2f h) for %.0f samples at %.1f samples/s, with %.0f s "
-               "of overheads\n",
-               ttt, ttt / 3600,
+        printf("  time to train: %.1f s (%.2f h): %.1f s of training for %.0f samples at %.1f "
+               "samples/s, %ld evaluations of %.0f samples in %.1f s, %.0f s of overheads\n",
+               ttt, ttt / 3600, train_s,
                w->o.train_samples ? w->o.train_samples : w->o.epochs * w->minfo.dataset_samples,
-               simstep_samples_per_s(w), w->o.overhead_s);
+               simstep_samples_per_s(w), evals, w->o.eval_samples, eval_s, w->o.overhead_s);
     fflush(stdout);
 }
 
@@ -137,6 +194,24 @@ static void write_stages(FILE *f, const simstep_t *w)
                 st->mem_activations, st->mem_code, st->mem_total, st->fwd_s * 1e6, st->bwd_s * 1e6,
                 st->recompute_s * 1e6, st->in_flight, x->step_us, x->compute_us, x->exchange_us,
                 x->sync_us, x->host_us, x->idle_us, x->bubble_us);
+    }
+    fprintf(f, "]");
+}
+
+/* The pod's constants, as this run had them, with their kinds and ranges. */
+static void write_constants(FILE *f, const simstep_t *w)
+{
+    fprintf(f, ",\n \"constants\": [");
+    for (int i = 0; i < w->nparams; i++) {
+        const gcl_sim_param_t *p = &w->params[i];
+
+        fprintf(f,
+                "%s\n  {\"key\": \"%s\", \"kind\": \"%s\", \"unit\": \"%s\", \"value\": %.9g, "
+                "\"lo\": %.9g, \"hi\": %.9g, \"source\": \"",
+                i ? "," : "", p->key, p->kind, p->unit, p->value, p->lo, p->hi);
+        for (const char *c = p->source; *c; c++)
+            fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+        fprintf(f, "\"}");
     }
     fprintf(f, "]");
 }
@@ -176,12 +251,20 @@ static void write_body(FILE *f, const simstep_t *w)
             r->sync_us, r->idle_us, r->host_us, r->reduce_us,
             r->step_us > 0 ? r->bubble_us / r->step_us : 0, w->pinfo.bubble, r->pipeline_idle_us,
             dominant(r), (unsigned long long)r->peak_memory);
+    fprintf(f,
+            " \"sequences_per_pack\": %g, \"placement\": \"%s\", \"fragments\": %d, "
+            "\"pipeline_cycles\": %ld,\n",
+            w->minfo.samples_per_unit, o->placement ? o->placement : "", w->pinfo.fragments,
+            w->pinfo.cycles);
     write_stages(f, w);
+    write_constants(f, w);
 }
 
 int simstep_write_json(const simstep_t *w, const char *sensitivity_json)
 {
-    double ttt = time_to_train(w);
+    double train_s = 0, eval_s = 0;
+    long evals = 0;
+    double ttt = time_to_train(w, &train_s, &eval_s, &evals);
     FILE *f = fopen(w->o.json, "w");
 
     if (!f) {
@@ -190,7 +273,10 @@ int simstep_write_json(const simstep_t *w, const char *sensitivity_json)
     }
     write_body(f, w);
     if (ttt > 0)
-        fprintf(f, ",\n \"time_to_train_s\": %.6f, \"run_overhead_s\": %.6f", ttt, w->o.overhead_s);
+        fprintf(f,
+                ",\n \"time_to_train_s\": %.6f, \"train_s\": %.6f, \"eval_s\": %.6f, "
+                "\"evaluations\": %ld, \"run_overhead_s\": %.6f",
+                ttt, train_s, eval_s, evals, w->o.overhead_s);
     if (sensitivity_json)
         fprintf(f, ",\n \"sensitivity\": %s", sensitivity_json);
     fprintf(f, "}\n");

@@ -1,11 +1,13 @@
 /*
- * sim-step --sensitivity: how the step time moves when each assumed or fitted constant of the
- * cost model is halved and doubled (gcl_sim_param lists them). Each variant is the whole job
+ * sim-step --sensitivity: how the step time moves when each constant of the cost model goes to
+ * either end of its range (gcl_sim_param lists them with their ranges: a sourced one's stated
+ * uncertainty, an assumed one's believed range, a fitted one's prior), without refitting the
+ * fitted constants (scripts/calibrate --sensitivity does both). Each variant is the whole job
  * again, in this process, on the pod "BASE,KEY=VALUE" (a topology override), or with the
- * model's host preprocessing rate halved or doubled. Fractions are capped at 1 when doubled;
- * counts are whole (at least 1). A constant that cannot change this job's time is not rerun:
- * an AMP group of a precision no layer uses, and the Streaming Memory bandwidth when the
- * optimizer state is not there.
+ * model's host preprocessing rate halved and doubled. The host servers go from one per
+ * IPU-POD64 to four. A constant without a range (a datasheet count) or that cannot change this
+ * job's time is not rerun: an AMP group of a precision no layer uses, the Streaming Memory
+ * bandwidth when the optimizer state is not there.
  */
 #include <math.h>
 #include <stdio.h>
@@ -39,21 +41,20 @@ static int inert(const simstep_t *w, const char *key)
     if (!strcmp(key, "amp_k_group_f32"))
         return !uses_dtype(w, GCL_F32);
     if (!strcmp(key, "streaming_gbs"))
-        return strcmp(w->pinfo.optimizer_state, "streaming") != 0;
+        return strncmp(w->pinfo.optimizer_state, "streaming", 9) != 0;
     return 0;
 }
 
-/* The value KEY takes halved (i = 0) or doubled (i = 1). */
-static double varied(const gcl_sim_param_t *p, double value, int i)
+/* The value KEY takes at the low (i = 0) and high (i = 1) end of its range; the host servers
+ * from one to four per IPU-POD64. */
+static double varied(const simstep_t *w, const gcl_sim_param_t *p, int i)
 {
-    double v = i ? value * 2 : value / 2;
+    if (!strcmp(p->key, "host_servers")) {
+        double pods = ceil(w->info.num_replicas * w->stages / 64.0);
 
-    if (strstr(p->key, "efficiency") && v > 1)
-        v = 1;
-    if (!strcmp(p->key, "host_servers") || strstr(p->key, "group") || strstr(p->key, "depth") ||
-        strstr(p->key, "bytes"))
-        v = floor(v) < 1 ? 1 : floor(v);
-    return v;
+        return i ? 4 * pods : pods;
+    }
+    return i ? p->hi : p->lo;
 }
 
 /* Runs the job once more with OVERRIDE appended to the pod, or with host rate HOST_RATE (>= 0).
@@ -90,7 +91,7 @@ static void run_rows(const simstep_t *w, const char *base, row_t *rows, int *n)
         double value = p->value;
         row_t *r = &rows[*n];
 
-        if (!strcmp(p->kind, "sourced") || inert(w, p->key))
+        if ((p->lo == p->hi && strcmp(p->key, "host_servers") != 0) || inert(w, p->key))
             continue;
         if (!strcmp(p->key, "host_servers") && value <= 0) /* the default: one per 16 IPUs */
             value = ceil(w->info.num_replicas * w->stages / 16.0);
@@ -98,7 +99,7 @@ static void run_rows(const simstep_t *w, const char *base, row_t *rows, int *n)
         for (int k = 0; k < 2; k++) {
             char kv[128];
 
-            r->v[k] = varied(p, value, k);
+            r->v[k] = varied(w, p, k);
             snprintf(kv, sizeof kv, "%s=%.3f", p->key, r->v[k]);
             r->step_us[k] = rerun(w, base, kv, -1, &r->status[k]);
         }
@@ -121,10 +122,12 @@ static void print_rows(const simstep_t *w, const row_t *rows, int n)
 {
     double t0 = w->res.step_us;
 
-    printf("sensitivity: step time %.3f ms at the defaults; each constant halved, then doubled\n",
+    printf("sensitivity: step time %.3f ms at the defaults; each constant at the low, then the "
+           "high end of its range, the fitted ones not refitted (scripts/calibrate "
+           "--sensitivity refits)\n",
            t0 / 1e3);
-    printf("  %-24s %-8s %12s %12s %12s %9s %12s %12s %9s\n", "constant", "kind", "value", "x0.5",
-           "step (ms)", "change", "x2", "step (ms)", "change");
+    printf("  %-24s %-8s %12s %12s %12s %9s %12s %12s %9s\n", "constant", "kind", "value", "low",
+           "step (ms)", "change", "high", "step (ms)", "change");
     for (int i = 0; i < n; i++) {
         const row_t *r = &rows[i];
 
@@ -155,8 +158,8 @@ static char *rows_json(const row_t *rows, int n)
 
         at += (size_t)snprintf(s + at, cap - at,
                                "%s\n  {\"key\": \"%s\", \"kind\": \"%s\", \"value\": %.6g, "
-                               "\"half\": %.6g, \"half_step_us\": %.6f, \"double\": %.6g, "
-                               "\"double_step_us\": %.6f}",
+                               "\"low\": %.6g, \"low_step_us\": %.6f, \"high\": %.6g, "
+                               "\"high_step_us\": %.6f}",
                                i ? "," : "", r->key, r->kind, r->value, r->v[0], r->step_us[0],
                                r->v[1], r->step_us[1]);
     }

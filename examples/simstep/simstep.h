@@ -50,12 +50,27 @@ typedef struct {
     double host_rate;   /* samples/s per host server (< 0: the model's) */
     const char *schedule, *recompute, *optimizer, *state; /* NULL: defaults */
     const char *splits;                                   /* --pipeline-splits text */
+    const char *placement; /* --att-ffn-placement or --layers-per-ipu text */
+    int layers_per_ipu;    /* 1: PLACEMENT is --layers-per-ipu's */
+    double per_pack;       /* --sequences-per-pack (0: the model's) */
+    int offchip;           /* --optimizer-state-offchip */
+    const char *rts;       /* --replicated-tensor-sharding on|off (NULL: the model's) */
     gcl_dtype_t grad_type;
     double epochs, train_samples, overhead_s; /* time to train (0: not asked) */
+    double eval_samples, eval_every;          /* one evaluation's samples, and the training
+                                                 samples between two (0: one epoch, or one
+                                                 evaluation at the end) */
     int sensitivity;
     int dump_model;
     const char *json;     /* write the result here */
     const char *topology; /* GCL_TOPOLOGY without poprun */
+    /* --plan: search the ways to run the model on the pod (plan.c). */
+    int plan;
+    long gb_hi;          /* --global-batch LO-HI: GLOBAL_BATCH is LO (0: a single batch) */
+    long max_stages;     /* 0: the search's default */
+    double reserve_mb;   /* memory every IPU keeps free, MB */
+    long top;            /* rows printed */
+    int replicas_given;  /* --replicas was given: with --plan, the replicas are fixed */
 } simstep_opts_t;
 
 /* Per stage, from every replica's IPU of that stage (instance 0 gathers them). */
@@ -87,6 +102,7 @@ typedef struct {
     gcl_sim_plan_t plan;
     gcl_sim_plan_info_t pinfo;
     gcl_sim_stage_t stage[SIMSTEP_MAX_STAGES];
+    gcl_sim_fragment_t frag[SIMSTEP_MAX_STAGES + 1];
     int splits[SIMSTEP_MAX_STAGES];
     long default_stages; /* the model's, without poprun and --stages */
     int stages;          /* resolved */
@@ -108,6 +124,9 @@ int simstep_open_model(simstep_t *w);
 int simstep_resolve(simstep_t *w, gcl_instance_t inst);
 /* The per-IPU program (gcl_run). */
 gcl_status_t simstep_program(gcl_ctx_t ctx, void *arg);
+/* The time to train that --epochs or --train-samples asks, with evaluations and overheads (0
+ * when not asked). */
+double simstep_time_to_train(const simstep_t *w);
 /* Prints the summary (instance 0). */
 void simstep_print(const simstep_t *w);
 /* Writes the JSON file, with the sensitivity table when it is not NULL. Returns 0, or 1 if the
@@ -123,5 +142,11 @@ int simstep_sensitivity(simstep_t *w, const char *base_topology, char **json);
 /* One simulated job in this process: gcl_init, plan, gcl_run, gcl_finalize (instance 0's
  * result in W). Returns the exit status. */
 int simstep_run_job(simstep_t *w, int report_errors, const char *topology);
+
+/* sim-step --plan (plan.c): searches replicas x stages, placements, micro-batch x accumulation,
+ * the optimizer state's place and sharding, and recomputation for the model on the pod; prints
+ * the best, each with the sim-step command that gives the same numbers. Returns the exit
+ * status. */
+int simstep_plan(simstep_t *w);
 
 #endif

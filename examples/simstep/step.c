@@ -9,7 +9,7 @@
 
 #include "simstep.h"
 
-enum { TAG_FWD = 1, TAG_BWD = 2, TAG_REPORT = 3 };
+enum { TAG_FWD = 1, TAG_BWD = 2, TAG_REPORT = 3, TAG_CYCLE = 4 };
 
 /* The clock and its parts, as exact picoseconds; then the pipeline's idle and the reduction. */
 enum { C_TOTAL, C_COMPUTE, C_EXCHANGE, C_SYNC, C_IDLE, C_HOST, C_BUBBLE, C_REDUCE, C_N };
@@ -127,9 +127,10 @@ static gcl_status_t reduce_and_update(ipu_t *p, const simstep_t *w)
         (gcl_optim_t)(strcmp(w->pinfo.optimizer, "sgd") == 0        ? GCL_OPTIM_SGD
                       : strcmp(w->pinfo.optimizer, "momentum") == 0 ? GCL_OPTIM_MOMENTUM
                       : strcmp(w->pinfo.optimizer, "adam") == 0     ? GCL_OPTIM_ADAM
+                      : strcmp(w->pinfo.optimizer, "lars") == 0     ? GCL_OPTIM_LARS
                                                                     : GCL_OPTIM_LAMB);
     gcl_update_t u = {opt,     p->st->params,  p->st->tensors,
-                      GCL_F16, w->o.grad_type, strcmp(w->pinfo.optimizer_state, "streaming") == 0};
+                      GCL_F16, w->o.grad_type, strncmp(w->pinfo.optimizer_state, "streaming", 9) == 0};
     gcl_dtype_t g = w->o.grad_type;
     int rank = gcl_comm_rank(p->comm);
 
@@ -155,6 +156,70 @@ static gcl_status_t reduce_and_update(ipu_t *p, const simstep_t *w)
     return gcl_charge_update(p->ctx, &u);
 }
 
+/* The end of a PopART cycle: every IPU of the replica meets (zero-count messages through
+ * stage 0 carry the clocks: the cycle lasts as long as its busiest IPU), then the host
+ * exchange. */
+static gcl_status_t cycle_end(ipu_t *p)
+{
+    if (p->stages > 1 && p->stage > 0) {
+        GCL_CHECK(gcl_send(p->ctx, 0, NULL, 0, GCL_F16, TAG_CYCLE));
+        GCL_CHECK(gcl_recv(p->ctx, 0, NULL, 0, GCL_F16, TAG_CYCLE));
+    } else if (p->stages > 1) {
+        for (int s = 1; s < p->stages; s++)
+            GCL_CHECK(gcl_recv(p->ctx, s, NULL, 0, GCL_F16, TAG_CYCLE));
+        for (int s = 1; s < p->stages; s++)
+            GCL_CHECK(gcl_send(p->ctx, s, NULL, 0, GCL_F16, TAG_CYCLE));
+    }
+    return gcl_sim_host_exchange(p->ctx);
+}
+
+/* Streams VALUES f16 values of a cycle's copy to the IPU of fragment F (nothing when it is this
+ * IPU's own). */
+static gcl_status_t copy_to(ipu_t *p, const simstep_t *w, int f, double values)
+{
+    int to = w->frag[f].stage;
+
+    return to == p->stage || values <= 0 ? GCL_OK
+                                         : gcl_charge_transfer(p->ctx, to, (size_t)values * 2);
+}
+
+/* Fragment F's work in cycle C on this IPU: its forward of micro-batch C - F, and its backward
+ * (pipeline stage 2P - 2 - F) of micro-batch C - (2P - 2 - F); the last fragment does both in
+ * one stage, and recomputes only when it is the only one (sim/pipeline.h). */
+static gcl_status_t fragment_cycle(ipu_t *p, const simstep_t *w, int f, long c)
+{
+    int nf = w->pinfo.fragments, last = f == nf - 1;
+    long fm = c - f, bm = last ? fm : c - (2L * nf - 2 - f);
+
+    if (fm >= 0 && fm < w->accum) {
+        if (f == 0)
+            GCL_CHECK(gcl_sim_feed(p->ctx, &w->feed, w->micro));
+        GCL_CHECK(gcl_sim_charge_fragment(p->ctx, w->plan, f, GCL_PASS_FORWARD));
+        if (!last)
+            GCL_CHECK(copy_to(p, w, f + 1, w->frag[f].out_values));
+    }
+    if (bm >= 0 && bm < w->accum) {
+        if (p->recompute && (!last || nf == 1))
+            GCL_CHECK(gcl_sim_charge_fragment(p->ctx, w->plan, f, GCL_PASS_RECOMPUTE));
+        GCL_CHECK(gcl_sim_charge_fragment(p->ctx, w->plan, f, GCL_PASS_BACKWARD));
+        if (f > 0)
+            GCL_CHECK(copy_to(p, w, f - 1, w->frag[f - 1].out_values));
+    }
+    return GCL_OK;
+}
+
+/* One step of PopART's pipeline on this IPU: A + 2P - 2 lock-step cycles. */
+static gcl_status_t popart_passes(ipu_t *p, const simstep_t *w)
+{
+    for (long c = 0; c < w->pinfo.cycles; c++) {
+        for (int f = 0; f < w->pinfo.fragments; f++)
+            if (w->frag[f].stage == p->stage)
+                GCL_CHECK(fragment_cycle(p, w, f, c));
+        GCL_CHECK(cycle_end(p));
+    }
+    return GCL_OK;
+}
+
 static gcl_status_t step(ipu_t *p, const simstep_t *w, int timed)
 {
     gcl_sim_stats_t s0, s1;
@@ -162,7 +227,9 @@ static gcl_status_t step(ipu_t *p, const simstep_t *w, int timed)
 
     gcl_sim_stats(p->ctx, &s0);
     p->nreq = 0;
-    for (long i = 0; i < 2 * w->accum; i++)
+    if (w->pinfo.cycles > 0)
+        GCL_CHECK(popart_passes(p, w));
+    for (long i = 0; w->pinfo.cycles == 0 && i < 2 * w->accum; i++)
         GCL_CHECK(p->pass[i] == 'F' ? forward(p, w) : backward(p, w));
     for (int i = 0; i < p->nreq; i++)
         GCL_CHECK(gcl_wait(p->req[i]));
@@ -286,7 +353,9 @@ static void setup(ipu_t *p, gcl_ctx_t ctx, const simstep_t *w)
     p->in_count = s > 0 ? (size_t)w->stage[s - 1].out_values : 0;
     p->out_count = (size_t)p->st->out_values;
     p->grad_count = (size_t)p->st->weights;
-    p->sharded = strcmp(w->pinfo.optimizer_state, "sharded") == 0 && p->replicas > 1;
+    p->sharded = (strcmp(w->pinfo.optimizer_state, "sharded") == 0 ||
+                  strcmp(w->pinfo.optimizer_state, "streaming-sharded") == 0) &&
+                 p->replicas > 1;
     p->shard = (p->grad_count + (size_t)p->replicas - 1) / (size_t)p->replicas;
     p->recompute = strcmp(w->pinfo.recompute, "none") != 0;
 }

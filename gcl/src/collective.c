@@ -171,6 +171,7 @@ gcl_status_t gcl_plan(struct gcl_comm *c, const gcl_call_t *call, const coll_arg
             return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%s", why);
         p->real = p->pod;
         p->mode = GCL_SIM_CHARGE;
+        p->pod_nodes = sizes_only(c, call);
         return GCL_OK;
     }
     if (!(p->pod = choose(c, a, why, sizeof why)))
@@ -181,6 +182,9 @@ gcl_status_t gcl_plan(struct gcl_comm *c, const gcl_call_t *call, const coll_arg
                 gcl_direct_eligible(&c->peers, a->coll, call_bytes(call, c->peers.size));
     p->real = p->direct ? NULL : canon ? coll_algo_find(a->coll, "canonical") : p->pod;
     p->mode = p->direct || canon ? GCL_SIM_REPLAY : GCL_SIM_CHARGE;
+    /* Sizes only: no data to place, so the schedule is the pod's own, whose nodes (for a
+     * hierarchical algorithm) are IPU-Link domains rather than instances. */
+    p->pod_nodes = p->mode == GCL_SIM_CHARGE && sizes_only(c, call);
     log_plan(c, call, p, why);
     return GCL_OK;
 }
@@ -280,6 +284,13 @@ static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_
             a->op = COLL_SUM; /* the squares are summed */
     }
     coll_schedule_t *sched = blocking ? &c->sched : &r->own;
+    if (p->pod_nodes && !c->peers.pod_node_of)
+        c->peers.pod_node_of =
+            choice_pod_nodes(c->peers.ipu->sim->topo, c->peers.ipus, c->peers.size);
+    if (p->pod_nodes && !c->peers.pod_node_of)
+        return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
+    if (p->pod_nodes)
+        a->node_of = c->peers.pod_node_of;
     GCL_CHECK(build(c, call, p, a, sched));
     uint64_t key = ((uint64_t)c->peers.key << 32) | sig.seq;
     GCL_CHECK(gcl_exec_start(&r->x, &gcl_engine_messages, &c->peers, sched, input, call->recv, &sig,

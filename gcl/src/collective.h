@@ -27,6 +27,7 @@ typedef struct {
     const coll_algo_t *real; /* the schedule its messages run; NULL for host-direct */
     int direct;              /* host-direct */
     gcl_sim_mode_t mode;     /* CHARGE the real schedule, or REPLAY the pod algorithm */
+    int pod_nodes;           /* sizes only (phantom): the schedule's nodes are the pod's ILDs */
 } gcl_plan_t;
 
 /* Plans CALL (with arguments A) on COMM: GCL_OK, or a failure in COMM's record. */

@@ -177,7 +177,7 @@ gcl_status_t gcl_charge_update(gcl_ctx_t ctx, const gcl_update_t *u)
     if (!ctx)
         return GCL_ERR_INVALID_ARGUMENT;
     if (!u || !(u->params >= 0) || u->params > 1e15 || u->tensors < 0 || (int)u->optimizer < 0 ||
-        u->optimizer > GCL_OPTIM_LAMB)
+        u->optimizer > GCL_OPTIM_LARS)
         return refuse(ctx, "gcl_charge_update: no update, a negative count or an unknown "
                            "optimizer");
     if (gcl_pod_charge_update(&ctx->inst->sim, sim_ipu(ctx), u) != 0)
@@ -223,6 +223,21 @@ gcl_status_t gcl_sim_charge_stage(gcl_ctx_t ctx, gcl_sim_plan_t p, int s, gcl_pa
     if (!ctx)
         return GCL_ERR_INVALID_ARGUMENT;
     return gcl_pod_charge_stage(sim_ipu(ctx), p, s, pass);
+}
+
+gcl_status_t gcl_sim_charge_fragment(gcl_ctx_t ctx, gcl_sim_plan_t p, int f, gcl_pass_t pass)
+{
+    if (!ctx)
+        return GCL_ERR_INVALID_ARGUMENT;
+    return gcl_pod_charge_fragment(sim_ipu(ctx), p, f, pass);
+}
+
+gcl_status_t gcl_sim_host_exchange(gcl_ctx_t ctx)
+{
+    if (!ctx)
+        return GCL_ERR_INVALID_ARGUMENT;
+    gcl_pod_host_exchange(&ctx->inst->sim, sim_ipu(ctx));
+    return GCL_OK;
 }
 
 int gcl_sim_param(gcl_instance_t inst, int i, gcl_sim_param_t *out)

@@ -72,7 +72,7 @@ static sim_gemm_t conv_gemm(const sim_cost_params_t *cp, const sim_layer_t *l, u
     g.k_padded = kk * sim_gemm_pad_k(cp, l->prec, ch_k);
     g.kernel = l->kernel;
     g.stride = stride;
-    g.spatial = l->kernel > 1;
+    g.spatial = 1;
     return g;
 }
 
@@ -90,7 +90,7 @@ static int conv_cost(const sim_cost_params_t *cp, const sim_device_t *d, const s
     }
     /* Weight gradient: (k k cin) x (output pixels) . (output pixels) x cout. */
     g = gemm(cp, l, 1, kk * l->cin, m_out, l->cout, 0);
-    g.spatial = l->kernel > 1;
+    g.spatial = 1;
     rc = product(cp, d, &g, out);
     if (rc == 0 && l->input_grad) { /* input gradient: a transposed conv of dY */
         g = conv_gemm(cp, l, m_in, l->cout, l->cin, 1, 1);

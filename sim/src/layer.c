@@ -44,6 +44,22 @@ uint32_t sim_prec_bytes(sim_precision_t p)
     return p == SIM_PREC_F32 ? 4 : 2;
 }
 
+static const char *const part_names[SIM_PART_COUNT] = {"none", "embedding", "attention", "ffn",
+                                                      "head"};
+
+const char *sim_part_name(sim_part_t p)
+{
+    return (int)p >= 0 && p < SIM_PART_COUNT ? part_names[p] : "unknown";
+}
+
+int sim_part_parse(const char *name)
+{
+    for (int i = 0; name && i < SIM_PART_COUNT; i++)
+        if (strcmp(name, part_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 void sim_layer_init(sim_layer_t *l, sim_layer_type_t type, const char *name)
 {
     memset(l, 0, sizeof(*l));

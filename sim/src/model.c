@@ -8,9 +8,15 @@
 
 #include "text.h"
 
-int sim_model_open(const char *name, int seq, sim_model_t *m, char *err, size_t errlen)
+int sim_model_open(const char *name, int seq, double per_pack, sim_model_t *m, char *err,
+                   size_t errlen)
 {
     int rc;
+
+    if (per_pack != 0 && !(per_pack >= 1 && per_pack <= 64)) {
+        sim_errf(err, errlen, "sequences per pack must be from 1 to 64 (got %g)", per_pack);
+        return -EINVAL;
+    }
 
     if (name != NULL && strcmp(name, "resnet50") == 0) {
         rc = sim_model_resnet50(m);
@@ -19,9 +25,12 @@ int sim_model_open(const char *name, int seq, sim_model_t *m, char *err, size_t 
             sim_errf(err, errlen, "bert-large: sequence length must be 128 or 512 (got %d)", seq);
             return -EINVAL;
         }
-        rc = sim_model_bert_large(m, seq);
+        rc = sim_model_bert_large(m, seq, per_pack > 0 ? per_pack : 1);
     } else {
-        return sim_model_load(name, m, err, errlen);
+        rc = sim_model_load(name, m, err, errlen);
+        if (rc == 0 && per_pack > 0)
+            m->samples_per_unit = per_pack;
+        return rc;
     }
     if (rc != 0)
         sim_errf(err, errlen, "%s: %s", name, strerror(-rc));

@@ -22,10 +22,13 @@
  *              1024 -> 2 and its loss; masked-LM transform 1024 -> 1024, GELU, LayerNorm, and
  *              the decoder 1024 -> 30522 (tied to the word embedding; its bias counted) on the
  *              P masked positions, and its loss.
- * S = 128: one sequence per unit, P = 20. S = 512: packed, 2 sequences per pack on average
- * (Graphcore's packed BERT holds up to 3), P = 76. Parameters: 336,226,108.
+ * P = 20 masked predictions per unit at S = 128, 76 at S = 512 (15% of the tokens). A unit holds
+ * one sequence, or with packing a pack of S tokens that holds PER_PACK sequences on average
+ * (Graphcore's packed BERT holds up to 3): the pooler and next-sentence head then run on
+ * ceil(PER_PACK) rows. Parameters: 336,226,108.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,11 +189,19 @@ static void embedding(builder_t *b, const char *name, uint64_t tokens, uint64_t 
     commit(b, &l);
 }
 
+/* Marks the layers from FIRST to the last one added as part PART. */
+static void mark(builder_t *b, size_t first, sim_part_t part)
+{
+    for (size_t i = first; b->rc == 0 && i < b->m->num_layers; i++)
+        b->m->layers[i].part = (uint8_t)part;
+}
+
 static void encoder(builder_t *b, int i, uint32_t s)
 {
     uint64_t hs = 1024ULL * s;
     sim_layer_t l;
     char n[SIM_LAYER_NAME_MAX];
+    size_t att = b->m->num_layers, ffn;
 
 #define NAME(suffix) (snprintf(n, sizeof(n), "l%d_%s", i, suffix), n)
     dense(b, NAME("qkv"), s, 1024, 3072);
@@ -202,6 +213,8 @@ static void encoder(builder_t *b, int i, uint32_t s)
     dense(b, NAME("out"), s, 1024, 1024);
     vec(b, SIM_LAYER_ELEMENTWISE, NAME("add1"), hs, 2, 2, 0);
     vec(b, SIM_LAYER_NORM, NAME("ln1"), hs, 1, 1, 1024);
+    mark(b, att, SIM_PART_ATTENTION);
+    ffn = b->m->num_layers;
     dense(b, NAME("ffn1"), s, 1024, 4096);
     vec(b, SIM_LAYER_ELEMENTWISE, NAME("gelu"), 4 * hs, 8, 1, 0);
     dense(b, NAME("ffn2"), s, 4096, 1024);
@@ -209,12 +222,14 @@ static void encoder(builder_t *b, int i, uint32_t s)
     vec(b, SIM_LAYER_NORM, NAME("ln2"), hs, 1, 1, 1024);
     if (b->rc == 0)
         b->m->layers[b->m->num_layers - 1].checkpoint = 1;
+    mark(b, ffn, SIM_PART_FFN);
 #undef NAME
 }
 
 static void bert_heads(builder_t *b, uint32_t seqs, uint32_t preds)
 {
     sim_layer_t l;
+    size_t first = b->m->num_layers;
 
     dense(b, "pooler", seqs, 1024, 1024);
     vec(b, SIM_LAYER_ELEMENTWISE, "pooler_tanh", 1024ULL * seqs, 4, 1, 0);
@@ -233,35 +248,34 @@ static void bert_heads(builder_t *b, uint32_t seqs, uint32_t preds)
     l.rows = preds;
     l.out = 30522;
     commit(b, &l);
+    mark(b, first, SIM_PART_HEAD);
 }
 
-int sim_model_bert_large(sim_model_t *m, int seq)
+int sim_model_bert_large(sim_model_t *m, int seq, double per_pack)
 {
     builder_t b = {m, 0};
-    uint32_t s = (uint32_t)seq, per = seq == 512 ? 2 : 1, preds = seq == 512 ? 76 : 20;
+    uint32_t s = (uint32_t)seq, preds = seq == 512 ? 76 : 20;
     uint64_t hs = 1024ULL * s;
 
-    if (seq != 128 && seq != 512)
+    if ((seq != 128 && seq != 512) || !(per_pack >= 1 && per_pack <= 64))
         return -EINVAL;
     sim_model_init(m, "bert-large");
-    m->samples_per_unit = per;
-    /* Token ids, positions, segment ids and the mask, 4 bytes each per token. */
-    m->input_bytes = 16ULL * s / per;
+    m->samples_per_unit = per_pack;
+    /* Token ids, positions, segment ids and the mask, 4 bytes each per token of a unit. */
+    m->input_bytes = (uint64_t)(16.0 * s / per_pack + 0.5);
     m->host_samples_per_s = 500000;
     m->optimizer = SIM_OPTIM_LAMB;
     m->recompute = SIM_RECOMPUTE_CHECKPOINTS;
-    m->state = SIM_STATE_SHARDED;
     embedding(&b, "word_embedding", s, 30522);
     embedding(&b, "position_embedding", s, 512);
     embedding(&b, "type_embedding", s, 2);
     vec(&b, SIM_LAYER_ELEMENTWISE, "embedding_sum", hs, 2, 3, 0);
     vec(&b, SIM_LAYER_NORM, "embedding_ln", hs, 1, 1, 1024);
     vec(&b, SIM_LAYER_ELEMENTWISE, "embedding_dropout", hs, 2, 1, 0);
-    m->pin_first = (uint32_t)m->num_layers;
-    m->pin_min_stages = 4;
+    mark(&b, 0, SIM_PART_EMBEDDING);
     for (int i = 0; i < 24; i++)
         encoder(&b, i, s);
-    bert_heads(&b, per, preds);
+    bert_heads(&b, (uint32_t)ceil(per_pack - 1e-9), preds);
     if (b.rc != 0)
         sim_model_free(m);
     return b.rc;

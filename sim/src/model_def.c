@@ -61,7 +61,7 @@ double sim_model_macs_per_sample(const sim_model_t *m)
 
     for (size_t i = 0; i < m->num_layers; i++)
         sum += (double)sim_layer_macs(&m->layers[i]);
-    return sum / (double)(m->samples_per_unit ? m->samples_per_unit : 1);
+    return sum / (m->samples_per_unit > 0 ? m->samples_per_unit : 1);
 }
 
 uint32_t sim_model_tensors(const sim_model_t *m, size_t first, size_t last)
@@ -74,7 +74,8 @@ uint32_t sim_model_tensors(const sim_model_t *m, size_t first, size_t last)
 }
 
 static const char *const recompute_names[SIM_RECOMPUTE_COUNT] = {"none", "checkpoints", "stage"};
-static const char *const state_names[SIM_STATE_COUNT] = {"on-chip", "sharded", "streaming"};
+static const char *const state_names[SIM_STATE_COUNT] = {"on-chip", "sharded", "streaming",
+                                                            "streaming-sharded"};
 
 const char *sim_recompute_name(sim_recompute_t r)
 {

@@ -4,13 +4,14 @@
  *   # a comment; blank lines are ignored; tokens are separated by spaces or tabs
  *   gcl-model 1                    the format and its version: the first setting, required
  *   name my-cnn                    1-63 of [A-Za-z0-9_.-] (default: the file's base name)
- *   samples_per_unit 1             samples one layer shape describes (packing)   default 1
+ *   samples_per_unit 1             samples one layer shape describes (packing; 1 or more,
+ *                                  up to 3 decimals)                             default 1
  *   input_bytes 150528             host -> IPU bytes per sample                  default 0
  *   host_samples_per_s 40000       samples/s one host server prepares (0: never limits)
  *   dataset_samples 1281167        samples per epoch (for --epochs)              default 0
- *   optimizer momentum             sgd | momentum | adam | lamb                  default momentum
+ *   optimizer momentum             sgd | momentum | adam | lamb | lars           default momentum
  *   recompute none                 none | checkpoints | stage                    default none
- *   optimizer_state on-chip        on-chip | sharded | streaming                 default on-chip
+ *   optimizer_state on-chip        on-chip | sharded | streaming | streaming-sharded
  *   dtype f16                      f16 | f32: the precision of the layers that follow
  *   layer TYPE key=value ...       one layer; the order of the lines is the model's order
  *
@@ -24,7 +25,8 @@
  *   embedding    tokens vocab dim
  *   loss         rows (1) classes
  * and for every type: name=NAME, dtype=f16|f32, input_grad=0|1 (1), checkpoint=0|1 (0),
- * tied=0|1 (0). Settings other than layer may appear once each.
+ * tied=0|1 (0), part=none|embedding|attention|ffn|head (none: what a placement by attention and
+ * feed-forward sublayers counts; sim/layer.h). Settings other than layer may appear once each.
  *
  * Any bad line stops the load with one message "FILE:LINE: ...": an unsupported layer type
  * names the type and lists the supported ones; a malformed layer names its type and the key.
@@ -66,6 +68,24 @@ static int parse_u64(const char *s, uint64_t *out)
         return -1;
     for (size_t i = 0; i < n; i++)
         v = v * 10 + (uint64_t)(s[i] - '0');
+    *out = v;
+    return 0;
+}
+
+/* A decimal of at most 9 digits before and 3 after the point, in thousandths. */
+static int parse_milli(const char *s, uint64_t *out)
+{
+    const char *dot = strchr(s, '.');
+    size_t whole = dot ? (size_t)(dot - s) : strlen(s), frac = dot ? strlen(dot + 1) : 0;
+    uint64_t v = 0;
+
+    if (whole == 0 || whole > 9 || strspn(s, "0123456789") != whole || frac > 3 ||
+        (dot && (frac == 0 || strspn(dot + 1, "0123456789") != frac)))
+        return -1;
+    for (size_t i = 0; i < whole; i++)
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    for (size_t i = 0; i < 3; i++)
+        v = v * 10 + (i < frac ? (uint64_t)(dot[1 + i] - '0') : 0);
     *out = v;
     return 0;
 }
@@ -134,7 +154,7 @@ static void key_list(sim_layer_type_t t, char *buf, size_t len)
     for (const struct lkey *k = type_keys[t]; k->key && at < len; k++)
         at += (size_t)snprintf(buf + at, len - at, "%s, ", k->key);
     if (at < len)
-        snprintf(buf + at, len - at, "name, dtype, input_grad, checkpoint, tied");
+        snprintf(buf + at, len - at, "name, dtype, input_grad, checkpoint, tied, part");
 }
 
 static int set_value(struct mparser *p, sim_layer_t *l, const struct lkey *k, const char *v)
@@ -178,6 +198,15 @@ static int layer_token(struct mparser *p, sim_layer_t *l, const char *tok, int *
         memset(l->name, 0, sizeof(l->name));
         sim_strlcpy(l->name, eq + 1, sizeof(l->name));
         return 0;
+    }
+    if (n == 4 && strncmp(tok, "part", 4) == 0) {
+        int part = sim_part_parse(eq + 1);
+
+        if (part >= 0)
+            return (l->part = (uint8_t)part, 0);
+        MERR(p, "%s: part must be none, embedding, attention, ffn or head (got '%.20s')", tn,
+             eq + 1);
+        return -EINVAL;
     }
     if (n == 5 && strncmp(tok, "dtype", 5) == 0) {
         if (parse_prec(eq + 1, &l->prec) == 0)
@@ -255,7 +284,7 @@ static int parse_word(struct mparser *p, int which, const char *v)
     case S_OPTIM:
         if ((x = sim_optimizer_parse(v)) >= 0)
             return (m->optimizer = (sim_optimizer_t)x, 0);
-        MERR(p, "optimizer must be sgd, momentum, adam or lamb (got '%.40s')", v);
+        MERR(p, "optimizer must be sgd, momentum, adam, lamb or lars (got '%.40s')", v);
         return -EINVAL;
     case S_RECOMPUTE:
         if ((x = sim_recompute_parse(v)) >= 0)
@@ -265,7 +294,10 @@ static int parse_word(struct mparser *p, int which, const char *v)
     case S_STATE:
         if ((x = sim_state_place_parse(v)) >= 0)
             return (m->state = (sim_state_place_t)x, 0);
-        MERR(p, "optimizer_state must be on-chip, sharded or streaming (got '%.40s')", v);
+        MERR(p,
+             "optimizer_state must be on-chip, sharded, streaming or streaming-sharded (got "
+             "'%.40s')",
+             v);
         return -EINVAL;
     case S_DTYPE:
         if (parse_prec(v, &p->prec) == 0)
@@ -295,14 +327,22 @@ static int parse_setting(struct mparser *p, int which, const char *v)
     p->seen[which] = p->line;
     if (which == S_NAME || which >= S_OPTIM)
         return parse_word(p, which, v);
-    if (parse_u64(v, &x) != 0 || x > max[which] || (which == S_SPU && x == 0)) {
-        MERR(p, "%s must be a whole number from %d to %llu (got '%.40s')", settings[which],
-             which == S_SPU, (unsigned long long)max[which], v);
+    if (which == S_SPU) {
+        if (parse_milli(v, &x) != 0 || x < 1000 || x > 64000) {
+            MERR(p, "samples_per_unit must be a number from 1 to 64, up to 3 decimals (got "
+                    "'%.40s')",
+                 v);
+            return -EINVAL;
+        }
+        p->m->samples_per_unit = (double)x / 1000.0;
+        return 0;
+    }
+    if (parse_u64(v, &x) != 0 || x > max[which]) {
+        MERR(p, "%s must be a whole number from 0 to %llu (got '%.40s')", settings[which],
+             (unsigned long long)max[which], v);
         return -EINVAL;
     }
-    if (which == S_SPU)
-        p->m->samples_per_unit = (uint32_t)x;
-    else if (which == S_INPUT)
+    if (which == S_INPUT)
         p->m->input_bytes = x;
     else if (which == S_HOST)
         p->m->host_samples_per_s = x;
@@ -436,6 +476,8 @@ static int write_layer(const sim_layer_t *l, sim_precision_t *prec, FILE *f)
         if (v != (strcmp(k->key, "input_grad") == 0))
             fprintf(f, " %s=%u", k->key, v);
     }
+    if (l->part != SIM_PART_NONE)
+        fprintf(f, " part=%s", sim_part_name((sim_part_t)l->part));
     return fputc('\n', f) == EOF ? -EIO : 0;
 }
 
@@ -443,7 +485,7 @@ int sim_model_write(const sim_model_t *m, FILE *f)
 {
     sim_precision_t prec = SIM_PREC_F16;
 
-    fprintf(f, "gcl-model 1\nname %s\nsamples_per_unit %u\ninput_bytes %llu\n", m->name,
+    fprintf(f, "gcl-model 1\nname %s\nsamples_per_unit %.3f\ninput_bytes %llu\n", m->name,
             m->samples_per_unit, (unsigned long long)m->input_bytes);
     fprintf(f, "host_samples_per_s %llu\ndataset_samples %llu\n",
             (unsigned long long)m->host_samples_per_s, (unsigned long long)m->dataset_samples);

@@ -1,14 +1,15 @@
 /*
  * Optimizers and the cost of a weight update (sim/optimizer.h). Operations per parameter
- * (assumed, each within a factor of 2): sgd 2, momentum 4, adam 12, lamb 16 (f32); lamb adds 2
- * reduction supersteps per weight tensor (its trust ratio's norms).
+ * (assumed, each within a factor of 2): sgd 2, momentum 4, adam 12, lamb 16, lars 6 (momentum and
+ * the trust ratio's scaling; f32); lamb and lars add 2 reduction supersteps per weight tensor
+ * (the norms of the weights and of the update that their trust ratio divides).
  */
 #include "sim/optimizer.h"
 
 #include <errno.h>
 #include <string.h>
 
-static const char *const optim_names[SIM_OPTIM_COUNT] = {"sgd", "momentum", "adam", "lamb"};
+static const char *const optim_names[SIM_OPTIM_COUNT] = {"sgd", "momentum", "adam", "lamb", "lars"};
 
 const char *sim_optimizer_name(sim_optimizer_t o)
 {
@@ -25,13 +26,13 @@ int sim_optimizer_parse(const char *name)
 
 uint32_t sim_optimizer_states(sim_optimizer_t o)
 {
-    return o == SIM_OPTIM_SGD ? 0 : o == SIM_OPTIM_MOMENTUM ? 1 : 2;
+    return o == SIM_OPTIM_SGD ? 0 : o == SIM_OPTIM_MOMENTUM || o == SIM_OPTIM_LARS ? 1 : 2;
 }
 
 int sim_update_cost(const sim_cost_params_t *cp, const sim_device_t *d, const sim_update_t *u,
                     sim_cost_t *out)
 {
-    static const double ops[SIM_OPTIM_COUNT] = {2, 4, 12, 16};
+    static const double ops[SIM_OPTIM_COUNT] = {2, 4, 12, 16, 6};
     uint32_t states, bytes;
 
     *out = (sim_cost_t){0};
@@ -43,7 +44,7 @@ int sim_update_cost(const sim_cost_params_t *cp, const sim_device_t *d, const si
     /* Read and write the weights and the state, read the gradient and zero its accumulator. */
     bytes = 2 * u->weight_bytes + 2 * u->grad_bytes + 2 * states * u->state_bytes;
     sim_vector_work(cp, d, SIM_PREC_F32, u->params, ops[u->optimizer], 1, bytes, 1, out);
-    if (u->optimizer == SIM_OPTIM_LAMB) {
+    if (u->optimizer == SIM_OPTIM_LAMB || u->optimizer == SIM_OPTIM_LARS) {
         sim_cost_t norms = {0};
 
         sim_vector_work(cp, d, SIM_PREC_F32, 0, 0, 0, 0, 2 * u->tensors, &norms);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const sched_names[SIM_SCHED_COUNT] = {"gpipe", "1f1b"};
+static const char *const sched_names[SIM_SCHED_COUNT] = {"gpipe", "1f1b", "popart"};
 
 const char *sim_schedule_name(sim_schedule_t s)
 {
@@ -41,7 +41,9 @@ void sim_pipe_order(sim_schedule_t s, int stage, int stages, uint32_t micro, sim
 
 uint32_t sim_pipe_in_flight(sim_schedule_t s, int stage, int stages, uint32_t micro)
 {
-    uint32_t held = s == SIM_SCHED_GPIPE ? micro : (uint32_t)(stages - stage);
+    uint32_t held = s == SIM_SCHED_GPIPE    ? micro
+                    : s == SIM_SCHED_POPART ? (uint32_t)(2 * (stages - stage) - 1)
+                                            : (uint32_t)(stages - stage);
 
     return held < micro ? held : micro;
 }
@@ -49,6 +51,16 @@ uint32_t sim_pipe_in_flight(sim_schedule_t s, int stage, int stages, uint32_t mi
 double sim_pipe_bubble_formula(int stages, uint32_t micro)
 {
     return (double)(stages - 1) / ((double)micro + stages - 1);
+}
+
+double sim_pipe_bubble_popart(int fragments, uint32_t micro)
+{
+    return (double)(2 * fragments - 2) / ((double)micro + 2 * fragments - 2);
+}
+
+uint32_t sim_pipe_cycles(int fragments, uint32_t micro)
+{
+    return micro + 2 * (uint32_t)(fragments > 0 ? fragments : 1) - 2;
 }
 
 /* Front-to-back packing into stages of at most T (see the header); returns the stages used, or

@@ -1,6 +1,6 @@
 /*
- * The job plan (sim/plan.h): the split of layers over stages, each stage's cost per micro-batch,
- * and its memory.
+ * The job plan (sim/plan.h): the split of layers over stages and fragments, each one's cost per
+ * micro-batch, and each stage's memory. The placement of sublayers is sim/placement.h's.
  */
 #include "sim/plan.h"
 
@@ -14,7 +14,9 @@
 
 static int check_params(const sim_model_t *m, const sim_plan_params_t *p, char *err, size_t errlen)
 {
-    if (p->stages < 1 || (size_t)p->stages > m->num_layers) {
+    double units = (double)p->micro_batch / m->samples_per_unit;
+
+    if (p->stages < 1 || (size_t)p->stages > m->num_layers || p->stages > SIM_PLAN_MAX_STAGES) {
         sim_errf(err, errlen, "%s has %zu layers: it cannot be split into %d stages", m->name,
                  m->num_layers, p->stages);
         return -EINVAL;
@@ -23,12 +25,11 @@ static int check_params(const sim_model_t *m, const sim_plan_params_t *p, char *
         sim_errf(err, errlen, "replicas, micro-batch and accumulation must be at least 1");
         return -EINVAL;
     }
-    if (p->micro_batch % m->samples_per_unit != 0) {
+    if (fabs(units - round(units)) > 1e-9 || round(units) < 1) {
         sim_errf(err, errlen,
-                 "--micro-batch %llu: %s packs %u samples per unit; the micro-batch must be a "
-                 "multiple of %u",
-                 (unsigned long long)p->micro_batch, m->name, m->samples_per_unit,
-                 m->samples_per_unit);
+                 "--micro-batch %llu: %s packs %g samples per unit; the micro-batch must be a "
+                 "whole number of units",
+                 (unsigned long long)p->micro_batch, m->name, m->samples_per_unit);
         return -EINVAL;
     }
     for (int s = 1; p->splits && s < p->stages; s++) {
@@ -42,32 +43,71 @@ static int check_params(const sim_model_t *m, const sim_plan_params_t *p, char *
             return -EINVAL;
         }
     }
-    return 0;
+    if (p->placement && p->splits) {
+        sim_errf(err, errlen, "a placement and --pipeline-splits cannot both be given");
+        return -EINVAL;
+    }
+    if (p->placement && p->schedule != SIM_SCHED_POPART) {
+        sim_errf(err, errlen, "a placement runs PopART's pipeline (--schedule popart), not %s",
+                 sim_schedule_name(p->schedule));
+        return -EINVAL;
+    }
+    return p->placement ? sim_placement_check(m, p->placement, p->stages, err, errlen) : 0;
 }
 
-/* Each layer's forward and backward per micro-batch, and the balancing cost. */
-static int layer_costs(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
-                       const sim_plan_params_t *p, uint64_t units, sim_cost_t *fwd, sim_cost_t *bwd,
-                       sim_time_t *bal)
+/* Whether layers A and B have the same shape (everything but the name): the same costs. */
+static int same_shape(const sim_layer_t *a, const sim_layer_t *b)
+{
+    sim_layer_t x = *a, y = *b;
+
+    memset(x.name, 0, sizeof x.name);
+    memset(y.name, 0, sizeof y.name);
+    x.checkpoint = y.checkpoint = 0; /* what is kept does not change a pass's cost */
+    x.part = y.part = 0;
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+int sim_plan_layer_costs(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
+                         uint64_t units, sim_cost_t *fwd, sim_cost_t *bwd)
 {
     for (size_t i = 0; i < m->num_layers; i++) {
+        size_t j = i < 64 ? 0 : i - 64; /* a repeated block (an encoder layer) is costed once */
+
+        while (j < i && !same_shape(&m->layers[j], &m->layers[i]))
+            j++;
+        if (j < i) {
+            fwd[i] = fwd[j];
+            bwd[i] = bwd[j];
+            continue;
+        }
         int rc = sim_layer_cost(cp, d, &m->layers[i], SIM_PASS_FORWARD, units, &fwd[i]);
 
         if (rc == 0)
             rc = sim_layer_cost(cp, d, &m->layers[i], SIM_PASS_BACKWARD, units, &bwd[i]);
         if (rc != 0)
             return rc;
-        bal[i] = sim_time_add(sim_cost_total(&fwd[i]), sim_cost_total(&bwd[i]));
-        if (p->recompute != SIM_RECOMPUTE_NONE)
-            bal[i] = sim_time_add(bal[i], sim_cost_total(&fwd[i]));
     }
     return 0;
 }
 
-/* Stored values of layer I, not counting a tensor the layer before already keeps. */
-static uint64_t stored(const sim_model_t *m, size_t first, size_t i)
+/* Each layer's balancing cost: its passes per micro-batch, the forward twice when recomputed. */
+static void balance_costs(const sim_model_t *m, const sim_plan_params_t *p, const sim_cost_t *fwd,
+                          const sim_cost_t *bwd, sim_time_t *bal)
 {
-    const sim_layer_t *l = &m->layers[i], *prev = i > first ? &m->layers[i - 1] : NULL;
+    for (size_t i = 0; i < m->num_layers; i++) {
+        bal[i] = sim_time_add(sim_cost_total(&fwd[i]), sim_cost_total(&bwd[i]));
+        if (p->recompute != SIM_RECOMPUTE_NONE)
+            bal[i] = sim_time_add(bal[i], sim_cost_total(&fwd[i]));
+    }
+}
+
+/* Stored values of layer L[K] of a fragment, not counting a tensor the layer before it in the
+ * model (when that layer is the fragment's previous one) already keeps. */
+static uint64_t stored(const sim_model_t *m, const uint32_t *L, uint32_t k)
+{
+    uint32_t i = L[k];
+    const sim_layer_t *l = &m->layers[i];
+    const sim_layer_t *prev = k > 0 && L[k - 1] + 1 == i ? &m->layers[i - 1] : NULL;
     uint64_t v = sim_layer_stored_values(l);
 
     if (prev && prev->type == SIM_LAYER_ELEMENTWISE && prev->inputs == 1 &&
@@ -77,31 +117,32 @@ static uint64_t stored(const sim_model_t *m, size_t first, size_t i)
     return v;
 }
 
-/* Per-unit values the stage keeps per micro-batch in flight, and the working set. */
-static void activation_values(const sim_model_t *m, const sim_plan_params_t *p, sim_stage_t *st,
+/* Per-unit values fragment F keeps per micro-batch in flight, and its working set. */
+static void activation_values(const sim_model_t *m, const sim_plan_t *plan, const sim_fragment_t *f,
                               uint64_t *held, uint64_t *work)
 {
+    const uint32_t *L = plan->order + f->at;
     uint64_t all = 0, seg = 0, seg_max = 0, ckpt = 0, live = 0;
 
-    for (uint32_t i = st->first; i < st->last; i++) {
-        const sim_layer_t *l = &m->layers[i];
-        uint64_t io = sim_layer_in_values(l) + sim_layer_out_values(l), v = stored(m, st->first, i);
+    for (uint32_t k = 0; k < f->count; k++) {
+        const sim_layer_t *l = &m->layers[L[k]];
+        uint64_t io = sim_layer_in_values(l) + sim_layer_out_values(l), v = stored(m, L, k);
 
         all += v;
         seg += v;
         live = io > live ? io : live;
-        if (l->checkpoint || i + 1 == st->last) {
+        if (l->checkpoint || k + 1 == f->count) {
             seg_max = seg > seg_max ? seg : seg_max;
             seg = 0;
             ckpt += l->checkpoint ? sim_layer_out_values(l) : 0;
         }
     }
-    uint64_t input = sim_layer_in_values(&m->layers[st->first]);
+    uint64_t input = sim_layer_in_values(&m->layers[L[0]]);
 
     *work = live;
-    if (p->recompute == SIM_RECOMPUTE_NONE) {
+    if (plan->p.recompute == SIM_RECOMPUTE_NONE) {
         *held = all;
-    } else if (p->recompute == SIM_RECOMPUTE_CHECKPOINTS) {
+    } else if (plan->p.recompute == SIM_RECOMPUTE_CHECKPOINTS) {
         *held = input + ckpt;
         *work += seg_max;
     } else {
@@ -110,30 +151,74 @@ static void activation_values(const sim_model_t *m, const sim_plan_params_t *p, 
     }
 }
 
-static void stage_memory(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
-                         const sim_plan_params_t *p, uint64_t units, sim_stage_t *st)
+/* Whether stage S holds an embedding whose table is tied layer L's weights (BERT's decoder and
+ * word embedding on one IPU): they are then held, accumulated and reduced once. */
+static int shares_table(const sim_model_t *m, const sim_plan_t *plan, int s, const sim_layer_t *l)
 {
+    if (!l->tied)
+        return 0;
+    for (int f = 0; f < plan->num_fragments; f++) {
+        const sim_fragment_t *fr = &plan->fragments[f];
+
+        for (uint32_t k = 0; fr->stage == s && k < fr->count; k++) {
+            const sim_layer_t *e = &m->layers[plan->order[fr->at + k]];
+
+            if (e->type == SIM_LAYER_EMBEDDING && e->in * e->out == l->in * l->out)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The weights stage S holds for layer L. */
+static uint64_t held_weights(const sim_model_t *m, const sim_plan_t *plan, int s,
+                             const sim_layer_t *l)
+{
+    return shares_table(m, plan, s, l) ? sim_layer_params(l) : sim_layer_weights(l);
+}
+
+static uint64_t state_bytes(const sim_plan_params_t *p, uint64_t params)
+{
+    uint64_t states = sim_optimizer_states(p->optimizer);
+
+    if (p->state == SIM_STATE_ONCHIP)
+        return params * states * 4;
+    if (p->state == SIM_STATE_SHARDED)
+        return (params * states * 4 + (uint64_t)p->replicas - 1) / p->replicas;
+    return 0; /* in Streaming Memory */
+}
+
+static void stage_memory(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
+                         const sim_plan_t *plan, int s, sim_stage_t *st)
+{
+    const sim_plan_params_t *p = &plan->p;
     sim_stage_mem_t *mem = &st->mem;
-    uint64_t held, work, states = sim_optimizer_states(p->optimizer);
     uint32_t gb = sim_prec_bytes(p->grad_prec);
 
     *mem = (sim_stage_mem_t){0};
-    for (uint32_t i = st->first; i < st->last; i++) {
-        uint64_t w = sim_layer_weights(&m->layers[i]);
+    for (int f = 0; f < plan->num_fragments; f++) {
+        const sim_fragment_t *fr = &plan->fragments[f];
+        uint64_t held, work, bytes;
 
-        mem->weights += w * sim_prec_bytes(m->layers[i].prec);
-        mem->gradients += w * gb;
+        if (fr->stage != s)
+            continue;
+        for (uint32_t k = 0; k < fr->count; k++) {
+            const sim_layer_t *l = &m->layers[plan->order[fr->at + k]];
+            uint64_t w = held_weights(m, plan, s, l);
+
+            mem->weights += w * sim_prec_bytes(l->prec);
+            mem->gradients += w * gb;
+        }
+        activation_values(m, plan, fr, &held, &work);
+        /* Activations are in the fragment's first layer's precision (f16 unless the model
+         * says f32). */
+        bytes = sim_prec_bytes(m->layers[plan->order[fr->at]].prec);
+        mem->stash += held * plan->units * fr->in_flight * bytes;
+        work *= plan->units * bytes;
+        mem->activations = work > mem->activations ? work : mem->activations;
     }
-    if (p->state == SIM_STATE_ONCHIP)
-        mem->optimizer = st->params * states * 4;
-    else if (p->state == SIM_STATE_SHARDED)
-        mem->optimizer = (st->params * states * 4 + (uint64_t)p->replicas - 1) / p->replicas;
-    activation_values(m, p, st, &held, &work);
-    /* Activations are in the stage's first layer's precision (f16 unless the model says f32). */
-    mem->stash = held * units * st->in_flight * sim_prec_bytes(m->layers[st->first].prec);
-    mem->activations = work * units * sim_prec_bytes(m->layers[st->first].prec);
-    mem->code = (uint64_t)d->tiles *
-                (cp->code_bytes_per_tile + cp->code_bytes_per_layer * (st->last - st->first));
+    mem->optimizer = state_bytes(p, st->params);
+    mem->code = (uint64_t)d->tiles * (cp->code_bytes_per_tile + cp->code_bytes_per_layer * st->layers);
     mem->capacity = sim_device_memory(d);
     mem->total =
         mem->weights + mem->gradients + mem->optimizer + mem->stash + mem->activations + mem->code;
@@ -143,56 +228,93 @@ static void stage_memory(const sim_model_t *m, const sim_cost_params_t *cp, cons
 
 /* The layer at which the stage's running memory passes its capacity (see sim/plan.h). */
 static void find_overflow(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
-                          const sim_plan_params_t *p, sim_stage_t *st)
+                          const sim_plan_t *plan, int s, sim_stage_t *st)
 {
+    const sim_plan_params_t *p = &plan->p;
     sim_stage_mem_t *mem = &st->mem;
     uint64_t per_w = sim_prec_bytes(p->grad_prec);
     uint64_t per_p = p->state == SIM_STATE_ONCHIP ? 4 * sim_optimizer_states(p->optimizer) : 0;
     uint64_t run = (uint64_t)d->tiles * cp->code_bytes_per_tile + mem->activations;
-    uint64_t layers = st->last - st->first;
+    int64_t last = -1;
 
     if (mem->headroom >= 0)
         return;
     if (p->state == SIM_STATE_SHARDED)
         run += mem->optimizer;
-    for (uint32_t i = st->first; i < st->last; i++) {
-        const sim_layer_t *l = &m->layers[i];
+    for (int f = 0; f < plan->num_fragments; f++) {
+        const sim_fragment_t *fr = &plan->fragments[f];
 
-        run += sim_layer_weights(l) * (sim_prec_bytes(l->prec) + per_w);
-        run += sim_layer_params(l) * per_p;
-        run += (uint64_t)d->tiles * cp->code_bytes_per_layer + mem->stash / layers;
-        if (run > mem->capacity) {
-            mem->overflow_layer = i;
-            return;
+        for (uint32_t k = 0; fr->stage == s && k < fr->count; k++) {
+            const sim_layer_t *l = &m->layers[plan->order[fr->at + k]];
+
+            last = plan->order[fr->at + k];
+            run += held_weights(m, plan, s, l) * (sim_prec_bytes(l->prec) + per_w);
+            run += sim_layer_params(l) * per_p;
+            run += (uint64_t)d->tiles * cp->code_bytes_per_layer + mem->stash / st->layers;
+            if (run > mem->capacity) {
+                mem->overflow_layer = last;
+                return;
+            }
         }
     }
-    mem->overflow_layer = st->last - 1;
+    mem->overflow_layer = last;
 }
 
-static void fill_stage(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
-                       const sim_plan_t *plan, const sim_cost_t *fwd, const sim_cost_t *bwd, int s,
-                       sim_stage_t *st)
+/* Fragment F's costs and what it sends on (its layers are in place). */
+static void fill_fragment(const sim_model_t *m, const sim_plan_t *plan, int f)
 {
+    sim_fragment_t *fr = &plan->fragments[f];
     const sim_plan_params_t *p = &plan->p;
+    int last = f == plan->num_fragments - 1;
 
-    st->weights = st->params = 0;
-    st->fwd = st->bwd = st->rec = (sim_cost_t){0};
-    for (uint32_t i = st->first; i < st->last; i++) {
-        st->weights += sim_layer_weights(&m->layers[i]);
-        st->params += sim_layer_params(&m->layers[i]);
-        sim_cost_add(&st->fwd, &fwd[i]);
-        sim_cost_add(&st->bwd, &bwd[i]);
+    fr->fwd = fr->bwd = fr->rec = (sim_cost_t){0};
+    for (uint32_t k = 0; k < fr->count; k++) {
+        sim_cost_add(&fr->fwd, &plan->layer_fwd[plan->order[fr->at + k]]);
+        sim_cost_add(&fr->bwd, &plan->layer_bwd[plan->order[fr->at + k]]);
     }
     if (p->recompute != SIM_RECOMPUTE_NONE)
-        st->rec = st->fwd;
-    st->tensors = sim_model_tensors(m, st->first, st->last);
-    st->out_values =
-        s < plan->num_stages - 1 ? sim_layer_out_values(&m->layers[st->last - 1]) * plan->units : 0;
-    st->in_flight = sim_pipe_in_flight(p->schedule, s, plan->num_stages, p->accumulation);
-    stage_memory(m, cp, d, p, plan->units, st);
-    find_overflow(m, cp, d, p, st);
+        fr->rec = fr->fwd;
+    fr->out_values =
+        last ? 0 : sim_layer_out_values(&m->layers[plan->order[fr->at + fr->count - 1]]) * plan->units;
+    if (p->schedule == SIM_SCHED_POPART)
+        fr->in_flight = sim_pipe_in_flight(p->schedule, f, plan->num_fragments, p->accumulation);
+    else
+        fr->in_flight = sim_pipe_in_flight(p->schedule, fr->stage, plan->num_stages, p->accumulation);
 }
 
+/* Stage S's totals over its fragments, and its memory. */
+static void fill_stage(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
+                       const sim_plan_t *plan, int s)
+{
+    sim_stage_t *st = &plan->stages[s];
+
+    *st = (sim_stage_t){.first = UINT32_MAX};
+    for (int f = 0; f < plan->num_fragments; f++) {
+        const sim_fragment_t *fr = &plan->fragments[f];
+
+        if (fr->stage != s)
+            continue;
+        for (uint32_t k = 0; k < fr->count; k++) {
+            uint32_t i = plan->order[fr->at + k];
+
+            st->weights += held_weights(m, plan, s, &m->layers[i]);
+            st->params += sim_layer_params(&m->layers[i]);
+            st->tensors += sim_layer_tensors(&m->layers[i]);
+            st->first = i < st->first ? i : st->first;
+            st->last = i + 1 > st->last ? i + 1 : st->last;
+            st->layers++;
+        }
+        sim_cost_add(&st->fwd, &fr->fwd);
+        sim_cost_add(&st->bwd, &fr->bwd);
+        sim_cost_add(&st->rec, &fr->rec);
+        st->out_values = fr->out_values;
+        st->in_flight = fr->in_flight > st->in_flight ? fr->in_flight : st->in_flight;
+    }
+    stage_memory(m, cp, d, plan, s, st);
+    find_overflow(m, cp, d, plan, s, st);
+}
+
+/* The first layer of each stage of a contiguous split (the user's, or the balancing rule's). */
 static int split(const sim_model_t *m, const sim_plan_params_t *p, const sim_time_t *bal,
                  uint32_t *first)
 {
@@ -206,41 +328,77 @@ static int split(const sim_model_t *m, const sim_plan_params_t *p, const sim_tim
     return sim_pipe_balance(bal, m->num_layers, p->stages, pin, first);
 }
 
+/* The fragments of a contiguous split: one per stage. */
+static int contiguous(const sim_model_t *m, const sim_plan_params_t *p, const sim_time_t *bal,
+                      sim_plan_t *out, char *err, size_t errlen)
+{
+    uint32_t *first = calloc((size_t)p->stages + 1, sizeof(*first));
+    int rc = first ? 0 : -ENOMEM;
+
+    if (rc == 0 && split(m, p, bal, first) != 0) {
+        sim_errf(err, errlen, "%s: cannot balance %zu layers over %d stages", m->name,
+                 m->num_layers, p->stages);
+        rc = -EINVAL;
+    }
+    if (rc == 0 && !(out->fragments = calloc((size_t)p->stages, sizeof(*out->fragments))))
+        rc = -ENOMEM;
+    for (int s = 0; rc == 0 && s < p->stages; s++) {
+        uint32_t end = s + 1 < p->stages ? first[s + 1] : (uint32_t)m->num_layers;
+
+        out->fragments[s] = (sim_fragment_t){.stage = s, .at = first[s], .count = end - first[s]};
+    }
+    for (size_t i = 0; rc == 0 && i < m->num_layers; i++)
+        out->order[i] = (uint32_t)i;
+    out->num_fragments = rc == 0 ? p->stages : 0;
+    free(first);
+    return rc;
+}
+
 int sim_plan_build(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
                    const sim_plan_params_t *p, sim_plan_t *out, char *err, size_t errlen)
 {
+    return sim_plan_build_costed(m, cp, d, p, NULL, NULL, out, err, errlen);
+}
+
+int sim_plan_build_costed(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
+                          const sim_plan_params_t *p, const sim_cost_t *fwd, const sim_cost_t *bwd,
+                          sim_plan_t *out, char *err, size_t errlen)
+{
     size_t n = m->num_layers;
-    sim_cost_t *fwd = calloc(n ? n : 1, sizeof(*fwd)), *bwd = calloc(n ? n : 1, sizeof(*bwd));
     sim_time_t *bal = calloc(n ? n : 1, sizeof(*bal));
-    uint32_t *first = calloc((size_t)(p->stages > 0 ? p->stages : 1) + 1, sizeof(*first));
     int rc = check_params(m, p, err, errlen);
 
     memset(out, 0, sizeof(*out));
-    if (rc == 0 && (!fwd || !bwd || !bal || !first))
-        rc = -ENOMEM;
     out->p = *p;
     out->p.splits = NULL;
-    out->units = p->micro_batch / m->samples_per_unit;
+    out->p.placement = NULL;
     out->num_stages = p->stages;
-    if (rc == 0)
-        rc = layer_costs(m, cp, d, p, out->units, fwd, bwd, bal);
-    if (rc == 0 && split(m, p, bal, first) != 0) {
-        sim_errf(err, errlen, "%s: cannot balance %zu layers over %d stages", m->name, n,
-                 p->stages);
-        rc = -EINVAL;
-    }
-    if (rc == 0 && !(out->stages = calloc((size_t)p->stages, sizeof(*out->stages))))
+    out->layer_fwd = calloc(n ? n : 1, sizeof(sim_cost_t));
+    out->layer_bwd = calloc(n ? n : 1, sizeof(sim_cost_t));
+    out->order = calloc(n ? n : 1, sizeof(uint32_t));
+    out->stages = calloc((size_t)(p->stages > 0 ? p->stages : 1), sizeof(*out->stages));
+    if (rc == 0 && (!bal || !out->layer_fwd || !out->layer_bwd || !out->order || !out->stages))
         rc = -ENOMEM;
-    for (int s = 0; rc == 0 && s < p->stages; s++) {
-        out->stages[s].first = first[s];
-        out->stages[s].last = s + 1 < p->stages ? first[s + 1] : (uint32_t)n;
-        fill_stage(m, cp, d, out, fwd, bwd, s, &out->stages[s]);
+    if (rc == 0) {
+        out->units = (uint64_t)llround((double)p->micro_batch / m->samples_per_unit);
+        if (fwd && bwd) {
+            memcpy(out->layer_fwd, fwd, n * sizeof(*fwd));
+            memcpy(out->layer_bwd, bwd, n * sizeof(*bwd));
+        } else {
+            rc = sim_plan_layer_costs(m, cp, d, out->units, out->layer_fwd, out->layer_bwd);
+        }
+        balance_costs(m, p, out->layer_fwd, out->layer_bwd, bal);
     }
-    out->layer_fwd = fwd;
-    out->layer_bwd = bwd;
+    if (rc == 0)
+        rc = p->placement ? sim_placement_fragments(m, p->placement, out->order, &out->fragments,
+                                                    &out->num_fragments)
+                          : contiguous(m, p, bal, out, err, errlen);
+    for (int f = 0; rc == 0 && f < out->num_fragments; f++)
+        fill_fragment(m, out, f);
+    for (int s = 0; rc == 0 && s < p->stages; s++)
+        fill_stage(m, cp, d, out, s);
     if (rc != 0)
         sim_plan_free(out);
-    free(first);
     free(bal);
     return rc;
 }
@@ -250,11 +408,15 @@ void sim_plan_free(sim_plan_t *plan)
     if (plan == NULL)
         return;
     free(plan->stages);
+    free(plan->fragments);
+    free(plan->order);
     free(plan->layer_fwd);
     free(plan->layer_bwd);
     plan->stages = NULL;
+    plan->fragments = NULL;
+    plan->order = NULL;
     plan->layer_fwd = plan->layer_bwd = NULL;
-    plan->num_stages = 0;
+    plan->num_stages = plan->num_fragments = 0;
 }
 
 int sim_plan_overflow(const sim_plan_t *plan)
@@ -275,6 +437,7 @@ int sim_plan_min_stages(const sim_model_t *m, const sim_cost_params_t *cp, const
 
         q.stages = k;
         q.splits = NULL;
+        q.placement = NULL;
         if (sim_plan_build(m, cp, d, &q, &plan, NULL, 0) != 0)
             return -1;
         fits = sim_plan_overflow(&plan) < 0;

@@ -103,7 +103,9 @@ static int add_wiring(struct edges *e, const struct sim_topo_spec *s, int base)
     return 0;
 }
 
-/* Gateway g (0-based) of ILD d, position m, is node num_ipus + d * per_ild + m. */
+/* Gateway g (0-based) of ILD d, position m, is node num_ipus + d * per_ild + m. Each IPU's hop
+ * to its gateway runs at the cost model's gateway_ipu_bandwidth (fitted: what one IPU moves to
+ * another domain, far below the hop's PCIe bound; docs/validation.md). */
 static int add_gateways(struct edges *e, const struct sim_topo_spec *s, int ilds)
 {
     int per_ild = s->ild_size / s->ipus_per_gateway;
@@ -111,7 +113,7 @@ static int add_gateways(struct edges *e, const struct sim_topo_spec *s, int ilds
 
     for (int i = 0; i < s->num_ipus && rc == 0; i++)
         rc = edges_add(e, i, s->num_ipus + i / s->ipus_per_gateway, SIM_LINK_GW_ATTACH,
-                       s->ipulink_bandwidth, s->ipulink_latency, 0);
+                       s->cost.gateway_ipu_bandwidth, s->ipulink_latency, 0);
     for (int d = 0; d < ilds && rc == 0; d++) {
         /* Two ILDs: every port goes to the one neighbour. A ring of ILDs: half to each side. */
         int next = (d + 1) % ilds;

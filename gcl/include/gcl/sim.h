@@ -103,7 +103,13 @@ typedef struct {
  */
 gcl_status_t gcl_charge_layer(gcl_ctx_t ctx, const gcl_layer_t *layer, gcl_pass_t pass, long units);
 
-typedef enum { GCL_OPTIM_SGD = 0, GCL_OPTIM_MOMENTUM, GCL_OPTIM_ADAM, GCL_OPTIM_LAMB } gcl_optim_t;
+typedef enum {
+    GCL_OPTIM_SGD = 0,
+    GCL_OPTIM_MOMENTUM,
+    GCL_OPTIM_ADAM,
+    GCL_OPTIM_LAMB,
+    GCL_OPTIM_LARS /* momentum scaled per tensor by a trust ratio (norms as LAMB's) */
+} gcl_optim_t;
 
 /* One weight update (optimizer step) of PARAMS parameters in TENSORS weight tensors. */
 typedef struct {
@@ -160,6 +166,12 @@ typedef struct gcl_sim_model *gcl_sim_model_t;
  * unsupported one). Returns GCL_OK, GCL_ERR_INVALID_ARGUMENT or GCL_ERR_NO_HOST_MEMORY. */
 gcl_status_t gcl_sim_model_open(const char *model, int sequence_length, gcl_sim_model_t *out,
                                 char *err, size_t len);
+/* As gcl_sim_model_open, with SEQUENCES_PER_PACK sequences (samples) in each unit of a packed
+ * model: 1 to 64, a fraction allowed (1.5: three sequences in two packs); 0 for the model's own
+ * (bert-large 1, a model file its samples_per_unit). */
+gcl_status_t gcl_sim_model_open_packed(const char *model, int sequence_length,
+                                       double sequences_per_pack, gcl_sim_model_t *out, char *err,
+                                       size_t len);
 void gcl_sim_model_free(gcl_sim_model_t m);
 
 typedef struct {
@@ -167,11 +179,12 @@ typedef struct {
     int layers;
     double params;                                       /* tied weights counted once */
     double flops_per_sample;                             /* forward, 2 per multiply-add */
-    int samples_per_unit;                                /* packing: samples per layer unit */
+    double samples_per_unit;                             /* packing: samples per layer unit */
     double input_bytes;                                  /* per sample, host -> IPU */
     double host_samples_per_s;                           /* per host server */
     double dataset_samples;                              /* per epoch (0: unknown) */
     const char *optimizer, *recompute, *optimizer_state; /* the model's defaults */
+    int attention_sublayers, ffn_sublayers; /* what a placement by sublayers counts (0: none) */
 } gcl_sim_model_info_t;
 
 void gcl_sim_model_info(gcl_sim_model_t m, gcl_sim_model_info_t *out);
@@ -187,13 +200,23 @@ typedef struct {
     int stages, replicas;
     long micro_batch;            /* samples; a multiple of samples_per_unit */
     int accumulation;            /* micro-batches per step */
-    const char *schedule;        /* "gpipe" or "1f1b"; NULL: 1f1b */
+    const char *schedule;        /* "popart", "gpipe" or "1f1b"; NULL: popart */
     const char *recompute;       /* "none", "checkpoints", "stage"; NULL: the model's */
-    const char *optimizer;       /* "sgd", "momentum", "adam", "lamb"; NULL: the model's */
-    const char *optimizer_state; /* "on-chip", "sharded", "streaming"; NULL: the model's
-                                    ("sharded" with one replica is "on-chip") */
+    const char *optimizer;       /* "sgd", "momentum", "adam", "lamb", "lars"; NULL: the model's */
+    const char *optimizer_state; /* "on-chip", "sharded" (replicated tensor sharding),
+                                    "streaming" (off chip), "streaming-sharded"; NULL: the
+                                    model's (sharding with one replica is none) */
     gcl_dtype_t grad_type;       /* GCL_F16 or GCL_F32 */
     const int *splits;           /* first layers of stages 1..stages-1; NULL: balancing rule */
+    const char *placement;       /* "4/5,7/6,6/7,7/6": attention/feed-forward sublayers per IPU
+                                    (IPU 0 also holds the embedding and the heads), or with
+                                    LAYERS_PER_IPU set "3,7,7,7" (both counts equal); NULL:
+                                    none. Needs the popart schedule and a model whose layers
+                                    say their part. */
+    int layers_per_ipu;          /* 1: PLACEMENT is the "3,7,7,7" form */
+    int quiet;                   /* 1: a stage that does not fit is reported without the search
+                                    for the smallest stage count that would (a planner's many
+                                    plans stay cheap) */
 } gcl_sim_plan_config_t;
 
 typedef struct gcl_sim_plan *gcl_sim_plan_t;
@@ -213,12 +236,16 @@ void gcl_sim_plan_free(gcl_sim_plan_t p);
 typedef struct {
     const char *schedule, *recompute, *optimizer, *optimizer_state; /* as resolved */
     long units;                                                     /* units per micro-batch */
-    double bubble;                                                  /* (K-1)/(A+K-1) */
+    double bubble;    /* (K-1)/(A+K-1); popart: (2P-2)/(A+2P-2) */
+    int fragments;    /* forward pipeline stages P (the stages, and the heads' return to IPU 0
+                         under a placement) */
+    long cycles;      /* popart: A + 2P - 2 cycles per step; else 0 */
 } gcl_sim_plan_info_t;
 void gcl_sim_plan_info(gcl_sim_plan_t p, gcl_sim_plan_info_t *out);
 
 typedef struct {
-    int first_layer, last_layer; /* layers [first, last) */
+    int first_layer, last_layer; /* its first layer and one past its last */
+    int layers;                  /* layers it holds (a placement's IPU: some of those between) */
     double weights;              /* values: what the stage's gradient reduction moves */
     double params;               /* values its optimizer updates (not tied weights) */
     int tensors;
@@ -237,6 +264,23 @@ gcl_status_t gcl_sim_plan_order(gcl_sim_plan_t p, int s, char *pass, int *micro)
 /* Charges PASS of every layer of stage S of P for one micro-batch (recompute: the forward
  * again), layer by layer, as gcl_charge_layer would. Returns what that returns. */
 gcl_status_t gcl_sim_charge_stage(gcl_ctx_t ctx, gcl_sim_plan_t p, int s, gcl_pass_t pass);
+
+/* Fragment F of P (a forward pipeline stage, 0 .. fragments-1): its IPU position, its passes
+ * per micro-batch and the values it hands to fragment F+1. Returns GCL_OK or
+ * GCL_ERR_INVALID_ARGUMENT. */
+typedef struct {
+    int stage;
+    double fwd_s, bwd_s, recompute_s;
+    double out_values;
+} gcl_sim_fragment_t;
+gcl_status_t gcl_sim_plan_fragment(gcl_sim_plan_t p, int f, gcl_sim_fragment_t *out);
+/* Charges PASS of fragment F's layers, as gcl_sim_charge_stage does a stage's. */
+gcl_status_t gcl_sim_charge_fragment(gcl_ctx_t ctx, gcl_sim_plan_t p, int f, gcl_pass_t pass);
+
+/* Charges one host exchange (the pod's host_exchange_ns: a micro-batch streamed in and the
+ * losses out, with their syncs), as host time. A pipeline charges it every cycle on every IPU,
+ * a single stage every micro-batch. Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT. */
+gcl_status_t gcl_sim_host_exchange(gcl_ctx_t ctx);
 
 /* Time to train: ceil(SAMPLES / GLOBAL_BATCH) steps of STEP_S seconds, plus OVERHEAD_S. */
 double gcl_sim_time_to_train(double step_s, long global_batch, double samples, double overhead_s);

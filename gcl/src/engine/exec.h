@@ -24,7 +24,7 @@ typedef enum { GCL_SIM_CHARGE, GCL_SIM_REPLAY } gcl_sim_mode_t;
 typedef struct {
     gcl_sim_mode_t mode;
     int sync;               /* a collective: charge one synchronisation of the group first */
-    const uint32_t *mult;   /* CHARGE: per op, its place in the queues of the links it shares */
+    const uint32_t *mult;   /* CHARGE: per op, its multiplier for the links it shares (shape.h) */
     uint32_t *mult_own;     /* a copy, for a request that outlives its group's memo */
     const coll_algo_t *pod; /* REPLAY: the pod algorithm whose timeline is replayed */
     coll_args_t pod_args;

@@ -50,8 +50,9 @@ void gcl_peers_free(gcl_peers_t *p)
     free(p->members);
     free(p->ipus);
     free(p->node_of);
+    free(p->pod_node_of);
     free(p->host_of);
     free(p->tp);
-    p->members = p->ipus = p->node_of = p->host_of = NULL;
+    p->members = p->ipus = p->node_of = p->pod_node_of = p->host_of = NULL;
     p->tp = NULL;
 }

@@ -68,6 +68,7 @@ typedef struct {
     int *members;               /* [size]: global replica of each rank (-1 for point-to-point) */
     int *ipus;                  /* [size]: global IPU of each rank: the peers messages go to */
     int *node_of;               /* [size]: instance of each rank */
+    int *pod_node_of;           /* [size]: ILD of each rank's IPU on the pod, made on first use */
     int *host_of;               /* [size]: host of each rank */
     const gcl_transport_t **tp; /* [size]: the transport to each rank, picked once */
     int one_host, one_process;  /* every rank on this host; in this process */

@@ -127,8 +127,8 @@ void gcl_sim_step_post(gcl_exec_t *x)
         sim_time_t d = 0, lat = 0;
         if (x->sim.mode == GCL_SIM_CHARGE &&
             sim_topology_route(topo, me->global_ipu, t->peer_ipu, &route) == 0 && route.hops > 0) {
-            uint32_t q = x->sim.mult ? x->sim.mult[t->op - x->sched->ops] : 1;
-            d = sim_xfer_time(t->bytes, route.bandwidth) * (q ? q : 1);
+            uint32_t q = x->sim.mult ? x->sim.mult[t->op - x->sched->ops] : 0;
+            d = choice_mult_time(sim_xfer_time(t->bytes, route.bandwidth), q);
             lat = route.latency;
         }
         t->sim_send = now;

@@ -200,3 +200,13 @@ int gcl_pod_charge_transfer(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, int me, int 
                       bytes);
     return 0;
 }
+
+void gcl_pod_host_exchange(const gcl_sim_t *s, gcl_sim_ipu_t *ipu)
+{
+    sim_time_t start = ipu->stats.clock;
+
+    sim_stats_advance(&ipu->stats, SIM_ACT_HOST, sim_topology_cost(s->topo)->host_exchange);
+    if (ipu->trace && ipu->stats.clock > start)
+        sim_trace_add(ipu->trace, "host exchange", SIM_ACT_HOST, start, ipu->stats.clock - start,
+                      0);
+}

@@ -35,5 +35,7 @@ gcl_status_t gcl_pod_feed(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_sim_
                           long samples, int num_replicas, int num_ipus);
 /* BYTES from global IPU ME to DST over the pod's route: 0, or -1 when there is none. */
 int gcl_pod_charge_transfer(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, int me, int dst, size_t bytes);
+/* gcl_sim_host_exchange: the pod's host_exchange, as host time. */
+void gcl_pod_host_exchange(const gcl_sim_t *s, gcl_sim_ipu_t *ipu);
 
 #endif /* GCL_POD_LAYER_H */

@@ -5,6 +5,7 @@
  * gcl_pod_* calls here.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,13 @@
 
 gcl_status_t gcl_sim_model_open(const char *model, int sequence_length, gcl_sim_model_t *out,
                                 char *err, size_t len)
+{
+    return gcl_sim_model_open_packed(model, sequence_length, 0, out, err, len);
+}
+
+gcl_status_t gcl_sim_model_open_packed(const char *model, int sequence_length,
+                                       double sequences_per_pack, gcl_sim_model_t *out, char *err,
+                                       size_t len)
 {
     struct gcl_sim_model *m;
     char why[512];
@@ -30,9 +38,11 @@ gcl_status_t gcl_sim_model_open(const char *model, int sequence_length, gcl_sim_
     if (!m)
         return GCL_ERR_NO_HOST_MEMORY;
     why[0] = '\0';
-    rc = sim_model_open(model, sequence_length, &m->m, why, sizeof why);
+    pthread_mutex_init(&m->lock, NULL);
+    rc = sim_model_open(model, sequence_length, sequences_per_pack, &m->m, why, sizeof why);
     if (rc != 0) {
         snprintf(err, len, "%s", why[0] ? why : strerror(-rc));
+        pthread_mutex_destroy(&m->lock);
         free(m);
         return rc == -ENOMEM ? GCL_ERR_NO_HOST_MEMORY : GCL_ERR_INVALID_ARGUMENT;
     }
@@ -44,6 +54,11 @@ void gcl_sim_model_free(gcl_sim_model_t m)
 {
     if (!m)
         return;
+    for (int i = 0; i < GCL_MODEL_COSTS; i++) {
+        free(m->costs[i].fwd);
+        free(m->costs[i].bwd);
+    }
+    pthread_mutex_destroy(&m->lock);
     sim_model_free(&m->m);
     free(m);
 }
@@ -57,7 +72,7 @@ void gcl_sim_model_info(gcl_sim_model_t m, gcl_sim_model_info_t *out)
         .layers = (int)s->num_layers,
         .params = (double)sim_model_params(s),
         .flops_per_sample = 2.0 * sim_model_macs_per_sample(s),
-        .samples_per_unit = (int)s->samples_per_unit,
+        .samples_per_unit = s->samples_per_unit,
         .input_bytes = (double)s->input_bytes,
         .host_samples_per_s = (double)s->host_samples_per_s,
         .dataset_samples = (double)s->dataset_samples,
@@ -65,6 +80,12 @@ void gcl_sim_model_info(gcl_sim_model_t m, gcl_sim_model_info_t *out)
         .recompute = sim_recompute_name(s->recompute),
         .optimizer_state = sim_state_place_name(s->state),
     };
+    for (size_t i = 0; i < s->num_layers; i++) {
+        int first = i == 0 || s->layers[i - 1].part != s->layers[i].part;
+
+        out->attention_sublayers += first && s->layers[i].part == SIM_PART_ATTENTION;
+        out->ffn_sublayers += first && s->layers[i].part == SIM_PART_FFN;
+    }
 }
 
 gcl_status_t gcl_sim_model_layer(gcl_sim_model_t m, int i, gcl_layer_t *out)
@@ -101,12 +122,65 @@ static int pick(const char *name, int (*parse)(const char *), int def, int *out)
     return 0;
 }
 
+/* "3,7,7,7" for a model without sublayers: contiguous layers per IPU, as splits into PL. */
+static int layer_counts(const sim_model_t *m, struct gcl_sim_plan *pl, const sim_placement_t *c,
+                        char *err, size_t len)
+{
+    uint64_t sum = 0;
+
+    for (int k = 0; k < c->ipus; k++) {
+        if (c->att[k] < 1) {
+            snprintf(err, len, "--layers-per-ipu: IPU %d holds no layer", k);
+            return -EINVAL;
+        }
+        if (k > 0)
+            pl->splits[k - 1] = (uint32_t)sum;
+        sum += c->att[k];
+    }
+    if (sum != m->num_layers) {
+        snprintf(err, len, "--layers-per-ipu sums to %llu layers, but %s has %zu",
+                 (unsigned long long)sum, m->name, m->num_layers);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* The placement text of C into PL (its placement, or for a model without sublayers its
+ * splits), and P's pointers to them. */
+static int placement(const sim_model_t *m, const gcl_sim_plan_config_t *c,
+                     struct gcl_sim_plan *pl, sim_plan_params_t *p, char *err, size_t len)
+{
+    int sublayers = 0;
+
+    if (!c->placement)
+        return 0;
+    if (sim_placement_parse(c->placement, c->layers_per_ipu, &pl->placement, err, len) != 0)
+        return -EINVAL;
+    for (size_t i = 0; i < m->num_layers; i++)
+        sublayers |= m->layers[i].part == SIM_PART_ATTENTION;
+    if (pl->placement.ipus != c->stages) {
+        snprintf(err, len, "the placement lists %d IPUs, but a replica has %d stages",
+                 pl->placement.ipus, c->stages);
+        return -EINVAL;
+    }
+    if (c->layers_per_ipu && !sublayers) {
+        if (c->splits) {
+            snprintf(err, len, "--layers-per-ipu and --pipeline-splits cannot both be given");
+            return -EINVAL;
+        }
+        p->splits = pl->splits;
+        return layer_counts(m, pl, &pl->placement, err, len);
+    }
+    p->placement = &pl->placement;
+    return 0;
+}
+
 static int resolve(const sim_model_t *m, const gcl_sim_plan_config_t *c, sim_plan_params_t *p,
                    char *err, size_t len)
 {
     int sched, rec, opt, state;
 
-    if (pick(c->schedule, sim_schedule_parse, SIM_SCHED_1F1B, &sched) ||
+    if (pick(c->schedule, sim_schedule_parse, SIM_SCHED_POPART, &sched) ||
         pick(c->recompute, sim_recompute_parse, (int)m->recompute, &rec) ||
         pick(c->optimizer, sim_optimizer_parse, (int)m->optimizer, &opt) ||
         pick(c->optimizer_state, sim_state_place_parse, (int)m->state, &state)) {
@@ -123,6 +197,8 @@ static int resolve(const sim_model_t *m, const gcl_sim_plan_config_t *c, sim_pla
     }
     if (state == SIM_STATE_SHARDED && c->replicas == 1)
         state = SIM_STATE_ONCHIP;
+    if (state == SIM_STATE_STREAMING_SHARDED && c->replicas == 1)
+        state = SIM_STATE_STREAMING;
     *p = (sim_plan_params_t){c->stages,
                              c->replicas,
                              (uint64_t)c->micro_batch,
@@ -132,8 +208,50 @@ static int resolve(const sim_model_t *m, const gcl_sim_plan_config_t *c, sim_pla
                              (sim_optimizer_t)opt,
                              (sim_state_place_t)state,
                              c->grad_type == GCL_F32 ? SIM_PREC_F32 : SIM_PREC_F16,
-                             (const uint32_t *)c->splits};
+                             (const uint32_t *)c->splits,
+                             NULL};
     return 0;
+}
+
+/* M's layer costs at UNITS units with constants CP, from its slots or costed now into the
+ * least recently used one; the slot stays locked until costs_done (NULL when out of memory or a
+ * layer cannot be costed: the plan then costs the layers itself and says why). */
+static gcl_model_costs_t *costs_of(struct gcl_sim_model *m, uint64_t units,
+                                   const sim_cost_params_t *cp, const sim_device_t *dev)
+{
+    gcl_model_costs_t *c = NULL;
+    size_t n = m->m.num_layers ? m->m.num_layers : 1;
+
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; i < GCL_MODEL_COSTS; i++) {
+        gcl_model_costs_t *s = &m->costs[i];
+
+        if (s->fwd && s->units == units && sim_cost_params_equal(&s->cp, cp)) {
+            s->used = ++m->tick;
+            return s;
+        }
+        if (!c || !s->fwd || (c->fwd && s->used < c->used))
+            c = s;
+    }
+    free(c->fwd);
+    free(c->bwd);
+    *c = (gcl_model_costs_t){.units = units, .used = ++m->tick, .cp = *cp};
+    c->fwd = gcl_malloc(n * sizeof(sim_cost_t));
+    c->bwd = gcl_malloc(n * sizeof(sim_cost_t));
+    if (!c->fwd || !c->bwd || sim_plan_layer_costs(&m->m, cp, dev, units, c->fwd, c->bwd) != 0) {
+        free(c->fwd);
+        free(c->bwd);
+        c->fwd = c->bwd = NULL;
+        pthread_mutex_unlock(&m->lock);
+        return NULL;
+    }
+    return c;
+}
+
+static void costs_done(struct gcl_sim_model *m, gcl_model_costs_t *c)
+{
+    if (c)
+        pthread_mutex_unlock(&m->lock);
 }
 
 gcl_status_t gcl_pod_plan_create(const gcl_sim_t *s, gcl_sim_model_t m,
@@ -152,10 +270,20 @@ gcl_status_t gcl_pod_plan_create(const gcl_sim_t *s, gcl_sim_model_t m,
     p = gcl_calloc(1, sizeof(*p));
     if (!p)
         return GCL_ERR_NO_HOST_MEMORY;
+    if (placement(&m->m, config, p, &params, err, len) != 0) {
+        free(p);
+        return GCL_ERR_INVALID_ARGUMENT;
+    }
     p->m = &m->m;
     p->cp = *sim_topology_cost(s->topo);
     p->dev = s->dev;
-    rc = sim_plan_build(&m->m, &p->cp, p->dev, &params, &p->plan, err, len);
+    double units = (double)params.micro_batch / m->m.samples_per_unit;
+    gcl_model_costs_t *costs = units >= 1 && units == floor(units)
+                                   ? costs_of(m, (uint64_t)units, &p->cp, p->dev)
+                                   : NULL;
+    rc = sim_plan_build_costed(&m->m, &p->cp, p->dev, &params, costs ? costs->fwd : NULL,
+                               costs ? costs->bwd : NULL, &p->plan, err, len);
+    costs_done(m, costs);
     if (rc != 0) {
         free(p);
         return rc == -ENOMEM ? GCL_ERR_NO_HOST_MEMORY : GCL_ERR_INVALID_ARGUMENT;
@@ -165,7 +293,9 @@ gcl_status_t gcl_pod_plan_create(const gcl_sim_t *s, gcl_sim_model_t m,
     if (over < 0)
         return GCL_OK;
     sim_plan_overflow_text(&p->plan, &m->m, over,
-                           sim_plan_min_stages(&m->m, &p->cp, p->dev, &params, 256), err, len);
+                           config->quiet ? -1
+                                         : sim_plan_min_stages(&m->m, &p->cp, p->dev, &params, 256),
+                           err, len);
     return GCL_ERR_OUT_OF_MEMORY;
 }
 
@@ -181,12 +311,18 @@ void gcl_sim_plan_info(gcl_sim_plan_t p, gcl_sim_plan_info_t *out)
 {
     const sim_plan_params_t *q = &p->plan.p;
 
-    *out = (gcl_sim_plan_info_t){sim_schedule_name(q->schedule),
-                                 sim_recompute_name(q->recompute),
-                                 sim_optimizer_name(q->optimizer),
-                                 sim_state_place_name(q->state),
-                                 (long)p->plan.units,
-                                 sim_pipe_bubble_formula(q->stages, q->accumulation)};
+    int popart = q->schedule == SIM_SCHED_POPART, nf = p->plan.num_fragments;
+
+    *out = (gcl_sim_plan_info_t){
+        sim_schedule_name(q->schedule),
+        sim_recompute_name(q->recompute),
+        sim_optimizer_name(q->optimizer),
+        sim_state_place_name(q->state),
+        (long)p->plan.units,
+        popart ? sim_pipe_bubble_popart(nf, q->accumulation)
+               : sim_pipe_bubble_formula(q->stages, q->accumulation),
+        nf,
+        popart ? (long)sim_pipe_cycles(nf, q->accumulation) : 0};
 }
 
 gcl_status_t gcl_sim_plan_stage(gcl_sim_plan_t p, int s, gcl_sim_stage_t *out)
@@ -199,6 +335,7 @@ gcl_status_t gcl_sim_plan_stage(gcl_sim_plan_t p, int s, gcl_sim_stage_t *out)
     *out = (gcl_sim_stage_t){
         .first_layer = (int)st->first,
         .last_layer = (int)st->last,
+        .layers = (int)st->layers,
         .weights = (double)st->weights,
         .params = (double)st->params,
         .tensors = (int)st->tensors,
@@ -240,21 +377,50 @@ gcl_status_t gcl_sim_plan_order(gcl_sim_plan_t p, int s, char *pass, int *micro)
     return GCL_OK;
 }
 
-gcl_status_t gcl_pod_charge_stage(gcl_sim_ipu_t *ipu, gcl_sim_plan_t p, int s, gcl_pass_t pass)
+gcl_status_t gcl_sim_plan_fragment(gcl_sim_plan_t p, int f, gcl_sim_fragment_t *out)
 {
-    const sim_stage_t *st;
+    const sim_fragment_t *fr;
 
-    if (!p || s < 0 || s >= p->plan.num_stages || (int)pass < 0 || pass > GCL_PASS_RECOMPUTE)
+    if (!p || !out || f < 0 || f >= p->plan.num_fragments)
         return GCL_ERR_INVALID_ARGUMENT;
-    st = &p->plan.stages[s];
-    for (uint32_t k = 0; k < st->last - st->first; k++) {
+    fr = &p->plan.fragments[f];
+    *out = (gcl_sim_fragment_t){fr->stage, (double)sim_cost_total(&fr->fwd) * 1e-12,
+                                (double)sim_cost_total(&fr->bwd) * 1e-12,
+                                (double)sim_cost_total(&fr->rec) * 1e-12, (double)fr->out_values};
+    return GCL_OK;
+}
+
+gcl_status_t gcl_pod_charge_fragment(gcl_sim_ipu_t *ipu, gcl_sim_plan_t p, int f, gcl_pass_t pass)
+{
+    const sim_fragment_t *fr;
+
+    if (!p || f < 0 || f >= p->plan.num_fragments || (int)pass < 0 || pass > GCL_PASS_RECOMPUTE)
+        return GCL_ERR_INVALID_ARGUMENT;
+    fr = &p->plan.fragments[f];
+    for (uint32_t k = 0; k < fr->count; k++) {
         /* Backward runs the layers in reverse order. The plan costed every layer once, with
          * the instance's constants: the same numbers gcl_charge_layer would compute. */
-        uint32_t i = pass == GCL_PASS_BACKWARD ? st->last - 1 - k : st->first + k;
+        uint32_t i = p->plan.order[fr->at + (pass == GCL_PASS_BACKWARD ? fr->count - 1 - k : k)];
         const sim_cost_t *c =
             pass == GCL_PASS_BACKWARD ? &p->plan.layer_bwd[i] : &p->plan.layer_fwd[i];
 
         gcl_pod_advance_layer(ipu, c, p->m->layers[i].type, (sim_pass_t)pass);
+    }
+    return GCL_OK;
+}
+
+gcl_status_t gcl_pod_charge_stage(gcl_sim_ipu_t *ipu, gcl_sim_plan_t p, int s, gcl_pass_t pass)
+{
+    int n;
+
+    if (!p || s < 0 || s >= p->plan.num_stages || (int)pass < 0 || pass > GCL_PASS_RECOMPUTE)
+        return GCL_ERR_INVALID_ARGUMENT;
+    n = p->plan.num_fragments;
+    for (int k = 0; k < n; k++) { /* backward: the stage's fragments in reverse order */
+        int f = pass == GCL_PASS_BACKWARD ? n - 1 - k : k;
+
+        if (p->plan.fragments[f].stage == s)
+            GCL_CHECK(gcl_pod_charge_fragment(ipu, p, f, pass));
     }
     return GCL_OK;
 }

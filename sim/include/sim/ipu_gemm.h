@@ -32,7 +32,7 @@ typedef struct sim_gemm {
     uint32_t kernel, stride; /* a conv's kernel side and stride (0 for a plain product): a tile
                                 then receives only the input pixels its output block reads */
     int b_resident;          /* 1: the K x N operand is weights, stored on the tiles that use it */
-    int spatial;             /* 1: a conv with a kernel above 1x1 (conv_efficiency applies) */
+    int spatial;             /* 1: a convolution (conv_efficiency multiplies amp_efficiency) */
     sim_precision_t prec;
 } sim_gemm_t;
 

@@ -57,6 +57,22 @@ typedef enum sim_pass { SIM_PASS_FORWARD = 0, SIM_PASS_BACKWARD, SIM_PASS_RECOMP
 
 #define SIM_LAYER_NAME_MAX 40
 
+/* What part of a transformer a layer belongs to, for placements that count attention and
+ * feed-forward sublayers per IPU (sim-step --att-ffn-placement): consecutive layers of one part
+ * form one sublayer. Other models leave every layer SIM_PART_NONE. */
+typedef enum sim_part {
+    SIM_PART_NONE = 0,
+    SIM_PART_EMBEDDING, /* on IPU 0 under a placement */
+    SIM_PART_ATTENTION, /* an attention sublayer: QKV, attention, projection, add, norm */
+    SIM_PART_FFN,       /* a feed-forward sublayer: two products, activation, add, norm */
+    SIM_PART_HEAD,      /* the heads; on IPU 0 under a placement (tied to the embedding) */
+    SIM_PART_COUNT
+} sim_part_t;
+
+/* "none", "embedding", "attention", "ffn", "head" ("unknown" out of range); -1 when unknown. */
+const char *sim_part_name(sim_part_t p);
+int sim_part_parse(const char *name);
+
 typedef struct sim_layer {
     char name[SIM_LAYER_NAME_MAX];
     sim_layer_type_t type;
@@ -75,6 +91,7 @@ typedef struct sim_layer {
     uint8_t input_grad; /* 1: backward computes the gradient of the input (0 for a first layer) */
     uint8_t checkpoint; /* 1: a recomputation checkpoint (its output is kept) */
     uint8_t tied;       /* 1: weights shared with another layer (not counted twice) */
+    uint8_t part;       /* sim_part_t */
 } sim_layer_t;
 
 /* "matmul", "conv", ... ("unknown" out of range). */

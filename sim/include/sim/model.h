@@ -11,8 +11,11 @@
 #include "sim/model_def.h"
 #include "sim/model_file.h"
 
-/* NAME is "resnet50", "bert-large" or a file path. Errors as sim_model_load, plus BERT's
- * sequence length. */
-int sim_model_open(const char *name, int seq, sim_model_t *m, char *err, size_t errlen);
+/* NAME is "resnet50", "bert-large" or a file path. SEQ is BERT's sequence length; PER_PACK the
+ * sequences (samples) in each unit of a packed model, 1 to 64 with a fraction allowed, or 0 for
+ * the model's own (bert-large: 1; a file: its samples_per_unit). Errors as sim_model_load, plus
+ * BERT's sequence length and PER_PACK. */
+int sim_model_open(const char *name, int seq, double per_pack, sim_model_t *m, char *err,
+                   size_t errlen);
 
 #endif /* SIM_MODEL_H */

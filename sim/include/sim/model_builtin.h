@@ -9,20 +9,21 @@
  *                encoder layers of hidden 1024, 16 heads, FFN 4096, and both pre-training heads
  *                (pooler and next-sentence, and the masked-LM transform and decoder, whose
  *                weights are the word embedding's): 336,226,108 parameters. At sequence length
- *                128 one unit is one sequence with 20 masked predictions; at 512 one unit is a
- *                pack of 512 tokens holding 2 sequences on average (packed BERT), with 76
- *                predictions. Checkpoints at every encoder layer's output. LAMB, with the
- *                embedding pinned alone on stage 0 when there are 4 or more stages (as
- *                Graphcore's MLPerf runs place it).
+ *                128 one unit holds 128 tokens with 20 masked predictions, at 512 it holds
+ *                512 with 76 (MLPerf's 15%); a unit is one sequence, or with packing (Graphcore's
+ *                packed BERT) a pack of PER_PACK sequences on average, a fraction allowed.
+ *                Checkpoints at every encoder layer's output. LAMB. Every layer says its part
+ *                (embedding, attention or feed-forward sublayer, head: sim/layer.h), for
+ *                placements by sublayer.
  */
 #ifndef SIM_MODEL_BUILTIN_H
 #define SIM_MODEL_BUILTIN_H
 
 #include "sim/model_def.h"
 
-/* The built-in models. SEQ is BERT's sequence length (128 or 512). Return 0, -EINVAL or
- * -ENOMEM. */
+/* The built-in models. SEQ is BERT's sequence length (128 or 512), PER_PACK its sequences per
+ * unit (1 to 64). Return 0, -EINVAL or -ENOMEM. */
 int sim_model_resnet50(sim_model_t *m);
-int sim_model_bert_large(sim_model_t *m, int seq);
+int sim_model_bert_large(sim_model_t *m, int seq, double per_pack);
 
 #endif /* SIM_MODEL_BUILTIN_H */

@@ -28,6 +28,8 @@ typedef enum sim_state_place {
     SIM_STATE_SHARDED,    /* on chip, split over the replicas (replicated tensor sharding):
                              gradients are reduce-scattered and weights all-gathered */
     SIM_STATE_STREAMING,  /* in Streaming Memory, read and written at every update */
+    SIM_STATE_STREAMING_SHARDED, /* in Streaming Memory, each replica reading and writing its
+                                    shard (replicated tensor sharding of off-chip state) */
     SIM_STATE_COUNT
 } sim_state_place_t;
 
@@ -38,7 +40,8 @@ typedef struct sim_model {
     char name[SIM_MODEL_NAME_MAX];
     sim_layer_t *layers;
     size_t num_layers, cap;
-    uint32_t samples_per_unit;   /* samples one unit holds (packing); default 1 */
+    double samples_per_unit;     /* samples one unit holds (packing: sequences per pack, a
+                                    fraction allowed); default 1 */
     uint64_t input_bytes;        /* host -> IPU bytes per sample */
     uint64_t host_samples_per_s; /* samples/s one host server prepares (0: not limiting) */
     uint64_t dataset_samples;    /* samples per epoch, 0 when unknown */

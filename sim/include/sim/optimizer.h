@@ -18,12 +18,13 @@ typedef enum sim_optimizer {
     SIM_OPTIM_MOMENTUM,
     SIM_OPTIM_ADAM,
     SIM_OPTIM_LAMB,
+    SIM_OPTIM_LARS, /* momentum scaled per layer by a trust ratio (You et al. 2017) */
     SIM_OPTIM_COUNT
 } sim_optimizer_t;
 
 const char *sim_optimizer_name(sim_optimizer_t o);
 int sim_optimizer_parse(const char *name); /* -1 when unknown */
-/* State vectors per parameter: 0 (sgd), 1 (momentum), 2 (adam, lamb). */
+/* State vectors per parameter: 0 (sgd), 1 (momentum, lars), 2 (adam, lamb). */
 uint32_t sim_optimizer_states(sim_optimizer_t o);
 
 /* One weight update of PARAMS parameters in TENSORS tensors. */
@@ -37,7 +38,7 @@ typedef struct sim_update {
 
 /* The cost of update U: vector work over the weights, gradients and state at SRAM speed (and the
  * state's round trip to Streaming Memory when U->streaming), one compute set, plus two reduction
- * supersteps per tensor for LAMB's norms. Returns 0 or -EINVAL. */
+ * supersteps per tensor for the norms of LAMB's and LARS's trust ratios. Returns 0 or -EINVAL. */
 int sim_update_cost(const sim_cost_params_t *cp, const sim_device_t *d, const sim_update_t *u,
                     sim_cost_t *out);
 

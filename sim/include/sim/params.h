@@ -18,9 +18,16 @@
 #include "sim/time.h"
 
 typedef struct sim_cost_params {
-    /* Compute (fitted: docs/validation.md says to what). */
-    double amp_efficiency;  /* fraction of the AMP peak reached inside a product's compute set */
-    double conv_efficiency; /* multiplies amp_efficiency for convolutions with kernels above 1x1 */
+    /* Fitted (scripts/calibrate; docs/validation.md says to what). */
+    double amp_efficiency;  /* fraction of the AMP peak a product (matmul, attention, conv)
+                               reaches inside its compute set */
+    double conv_efficiency; /* assumed: a convolution's share over a matmul's (multiplies
+                               amp_efficiency) */
+    sim_time_t host_exchange; /* ps: the host exchange of every micro-batch (pipeline cycle):
+                                 the micro-batch streamed in, the losses out, and the syncs
+                                 with the host and gateway that bracket them */
+    uint64_t gateway_ipu_bandwidth; /* bytes/s one IPU moves through its gateway to another
+                                       IPU-Link domain (the route's IPU-gateway hop) */
     /* Compute (assumed). */
     double vector_efficiency;   /* fraction of the vector units' peak in elementwise work */
     double exchange_efficiency; /* fraction of the exchange bandwidth a compiled exchange gets */
@@ -84,5 +91,8 @@ int sim_cost_param_set_milli(sim_cost_params_t *cp, const char *key, uint64_t mi
 
 /* The value of cost-model parameter KEY in CP, in its unit; -1 for an unknown key. */
 double sim_cost_param_value(const sim_cost_params_t *cp, const char *key);
+
+/* Whether A and B hold the same value of every cost-model parameter. */
+int sim_cost_params_equal(const sim_cost_params_t *a, const sim_cost_params_t *b);
 
 #endif /* SIM_PARAMS_H */

@@ -15,6 +15,17 @@
  * With every stage taking f per forward and b per backward and free links, both schedules take
  * (A + K - 1)(f + b) per step, of which each stage idles (K - 1)(f + b): the bubble fraction is
  * (K - 1) / (A + K - 1).
+ *   popart PopART's pipeline, which Graphcore's BERT ran: the P forward pipeline stages
+ *          (fragments, sim/plan.h) and their backward passes make 2P - 1 pipeline stages, the
+ *          last forward stage doing its backward in the same stage ("the last fwd pass pipeline
+ *          stage is also the first bwd pass pipeline stage", popart Ir::growGradOps). A step is
+ *          A + 2P - 2 cycles (PipelineInfo: a fill phase of 2P - 2 cycles, A - (2P - 2) main
+ *          cycles, a flush of 2P - 2). In cycle c, pipeline stage q runs micro-batch c - q when
+ *          that is one of the A; every IPU runs the stages it holds, then all IPUs copy
+ *          activations and gradients to their neighbours and synchronise: the cycle lasts as
+ *          long as the busiest IPU. Fragment f holds min(2(P - f) - 1, A) micro-batches. With
+ *          equal stages the bubble is (2P - 2) / (A + 2P - 2). A single stage (P = 1) is plain
+ *          gradient accumulation: A cycles of a forward and a backward.
  *
  * The balancing rule (what a split is when the user gives none): contiguous stages, every stage
  * at least one layer, minimising the largest stage's time per micro-batch (forward + backward +
@@ -31,7 +42,12 @@
 
 #include "sim/time.h"
 
-typedef enum sim_schedule { SIM_SCHED_GPIPE = 0, SIM_SCHED_1F1B, SIM_SCHED_COUNT } sim_schedule_t;
+typedef enum sim_schedule {
+    SIM_SCHED_GPIPE = 0,
+    SIM_SCHED_1F1B,
+    SIM_SCHED_POPART,
+    SIM_SCHED_COUNT
+} sim_schedule_t;
 
 const char *sim_schedule_name(sim_schedule_t s);
 int sim_schedule_parse(const char *name); /* -1 when unknown */
@@ -44,11 +60,16 @@ typedef struct sim_pipe_op {
 /* Fills OPS (2 x MICRO entries) with stage STAGE's order of passes under S. */
 void sim_pipe_order(sim_schedule_t s, int stage, int stages, uint32_t micro, sim_pipe_op_t *ops);
 
-/* Micro-batches whose activations STAGE holds at once: A for gpipe, min(K - s, A) for 1f1b. */
+/* Micro-batches whose activations STAGE holds at once: A for gpipe, min(K - s, A) for 1f1b,
+ * min(2(K - s) - 1, A) for popart (STAGE a fragment, K the fragments). */
 uint32_t sim_pipe_in_flight(sim_schedule_t s, int stage, int stages, uint32_t micro);
 
-/* (K - 1) / (A + K - 1). */
+/* (K - 1) / (A + K - 1); for popart, with K fragments, (2K - 2) / (A + 2K - 2). */
 double sim_pipe_bubble_formula(int stages, uint32_t micro);
+double sim_pipe_bubble_popart(int fragments, uint32_t micro);
+
+/* Cycles of a popart step of MICRO micro-batches over FRAGMENTS forward stages: A + 2P - 2. */
+uint32_t sim_pipe_cycles(int fragments, uint32_t micro);
 
 /* Splits the N layers of cost COST[i] into STAGES contiguous stages by the balancing rule, with
  * layers [0, PIN) alone on stage 0 when PIN > 0. FIRST[s] receives stage s's first layer

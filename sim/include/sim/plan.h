@@ -3,13 +3,28 @@
  * what each stage costs per micro-batch, what it sends to the next stage, and what it holds in
  * its IPU's memory.
  *
+ * Stages and fragments. A stage is one IPU of a replica. Its layers are a contiguous run of the
+ * model (the balancing rule, or the user's --pipeline-splits), or, with a placement, the
+ * attention and feed-forward sublayers the placement counts for it (IPU 0 also holds the
+ * embedding and the heads, which share the word embedding's weights, as in Graphcore's BERT).
+ * A fragment is a forward pipeline stage: the layers of one IPU that run one after another.
+ * Without a placement the fragments are the stages; with one, the heads are a last fragment, on
+ * IPU 0 again (the data returns to IPU 0 for them). Under PopART's schedule a step of A
+ * micro-batches over P fragments takes A + 2P - 2 cycles (sim/pipeline.h).
+ *
+ * A placement's counts are charged as they are: IPU k holds att[k] attention and ffn[k]
+ * feed-forward sublayers, assigned in model order kind by kind. Graphcore's published
+ * placements (4/5 on IPU 0: 4 attention, 5 feed-forward) cannot all follow each other in IPU
+ * order; the plan does not check that they can: each IPU's work and memory are those of its
+ * counts, and the pipeline runs its IPUs in order.
+ *
  * Memory of stage s (one IPU), against the GC200's 1472 x 624 KiB = 940,572,672 bytes:
  *   weights      every layer's weights (tied ones too) in the layer's precision
  *   gradients    an accumulator of the same count, in the gradient precision
  *   optimizer    the optimizer's state vectors of the stage's parameters (not of tied weights:
  *                their state stays with the weights' owner), f32 (4 bytes) each: on chip,
  *                divided by the replicas when sharded, none when in Streaming Memory
- *   stash        what the stage keeps per micro-batch in flight (sim_pipe_in_flight()):
+ *   stash        what each fragment keeps per micro-batch in flight (sim_pipe_in_flight()):
  *                recompute none: every layer's stored values (sim_layer_stored_values(); a
  *                tensor kept by a one-input elementwise layer is not kept again by the layer
  *                after it, which reads the same tensor); checkpoints: the stage's input and
@@ -33,6 +48,7 @@
 #include "sim/ipu_cost.h"
 #include "sim/model_def.h"
 #include "sim/pipeline.h"
+#include "sim/placement.h"
 
 typedef struct sim_plan_params {
     int stages;            /* pipeline stages = IPUs per replica */
@@ -45,6 +61,7 @@ typedef struct sim_plan_params {
     sim_state_place_t state;
     sim_precision_t grad_prec; /* the gradient accumulator and all-reduce */
     const uint32_t *splits;    /* first layers of stages 1..K-1, or NULL for the balancing rule */
+    const sim_placement_t *placement; /* or NULL; not with SPLITS; PopART's schedule only */
 } sim_plan_params_t;
 
 typedef struct sim_stage_mem {
@@ -55,7 +72,9 @@ typedef struct sim_stage_mem {
 } sim_stage_mem_t;
 
 typedef struct sim_stage {
-    uint32_t first, last;     /* layers [first, last) */
+    uint32_t first, last;     /* its first layer and one past its last (a placement's IPU holds
+                                 only some of the layers between) */
+    uint32_t layers;          /* layers it holds */
     uint64_t weights;         /* values: the gradient all-reduce's count (tied weights too) */
     uint64_t params;          /* values the optimizer updates (a tied layer's weights are
                                  updated, and their state kept, with the layer they belong to) */
@@ -71,22 +90,37 @@ typedef struct sim_plan {
     uint64_t units; /* units per micro-batch */
     int num_stages;
     sim_stage_t *stages;
+    int num_fragments;
+    sim_fragment_t *fragments;
+    uint32_t *order;                   /* [num_layers]: layer indices, fragment by fragment */
     sim_cost_t *layer_fwd, *layer_bwd; /* [num_layers]: each layer's passes per micro-batch */
 } sim_plan_t;
 
 /* Builds the plan of model M on device D with cost constants CP. Checks the parameters (one line
  * in ERR: "--micro-batch 3: bert-large packs 2 samples per unit; ...", a split that is not
- * increasing, more stages than layers). A stage that does not fit is not an error here: see
- * sim_plan_overflow(). Returns 0, -EINVAL or -ENOMEM. */
+ * increasing, more stages than layers, a placement whose length is not the stage count or whose
+ * counts do not sum to the model's sublayers). A stage that does not fit is not an error here:
+ * see sim_plan_overflow(). Returns 0, -EINVAL or -ENOMEM. */
 int sim_plan_build(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
                    const sim_plan_params_t *p, sim_plan_t *out, char *err, size_t errlen);
 void sim_plan_free(sim_plan_t *plan);
+
+/* Each layer's forward and backward per micro-batch of UNITS units (what sim_plan_build costs
+ * first), into FWD and BWD (M's layer count each). Returns 0, or what sim_layer_cost returns. */
+int sim_plan_layer_costs(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
+                         uint64_t units, sim_cost_t *fwd, sim_cost_t *bwd);
+
+/* sim_plan_build with the layer costs of sim_plan_layer_costs for P's units given (copied):
+ * the same plan, without costing every layer again (a planner builds many plans of one model). */
+int sim_plan_build_costed(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
+                          const sim_plan_params_t *p, const sim_cost_t *fwd, const sim_cost_t *bwd,
+                          sim_plan_t *out, char *err, size_t errlen);
 
 /* The first stage that does not fit, or -1. */
 int sim_plan_overflow(const sim_plan_t *plan);
 
 /* The smallest stage count above P->stages (up to MAX_STAGES) at which every stage fits with the
- * balancing rule and the same replicas, or -1 when none does. */
+ * balancing rule and the same replicas (no placement), or -1 when none does. */
 int sim_plan_min_stages(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
                         const sim_plan_params_t *p, int max_stages);
 

@@ -126,16 +126,16 @@ static void test_models_and_plans(void **state)
     gcl_sim_param_t par;
     gcl_layer_t l;
     char err[600];
-    gcl_sim_plan_config_t c = {1, 4, 4, 8, NULL, NULL, NULL, NULL, GCL_F16, NULL};
+    gcl_sim_plan_config_t c = {1, 4, 4, 8, NULL, NULL, NULL, NULL, GCL_F16, NULL, NULL, 0, 0};
 
     (void)state;
     setenv("GCL_TOPOLOGY", "POD16", 1);
     assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
     assert_int_equal(gcl_run(inst, nothing, NULL), GCL_OK);
-    assert_int_equal(gcl_sim_model_open("bert-large", 512, &m, err, sizeof err), GCL_OK);
+    assert_int_equal(gcl_sim_model_open_packed("bert-large", 512, 2, &m, err, sizeof err), GCL_OK);
     gcl_sim_model_info(m, &info);
     assert_true(info.params == 336226108.0);
-    assert_int_equal(info.samples_per_unit, 2);
+    assert_true(info.samples_per_unit == 2);
     assert_string_equal(info.optimizer, "lamb");
     assert_int_equal(gcl_sim_model_layer(m, 0, &l), GCL_OK);
     assert_int_equal(l.type, GCL_LAYER_EMBEDDING);
@@ -153,6 +153,17 @@ static void test_models_and_plans(void **state)
     assert_int_equal(gcl_sim_plan_create(inst, m, &c, &plan, err, sizeof err),
                      GCL_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(err, "packs 2 samples per unit"));
+    /* A placement whose counts do not add up is refused with one line. */
+    c.micro_batch = 4;
+    c.stages = 4;
+    c.placement = "4/5,7/6,6/7,7/7";
+    assert_int_equal(gcl_sim_plan_create(inst, m, &c, &plan, err, sizeof err),
+                     GCL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err, "25 feed-forward"));
+    c.placement = "4/5,7/6";
+    assert_int_equal(gcl_sim_plan_create(inst, m, &c, &plan, err, sizeof err),
+                     GCL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err, "lists 2 IPUs"));
     gcl_sim_model_free(m);
     assert_int_equal(gcl_sim_model_open("/no/such.model", 0, &m, err, sizeof err),
                      GCL_ERR_INVALID_ARGUMENT);
@@ -161,7 +172,7 @@ static void test_models_and_plans(void **state)
     assert_int_equal(gcl_sim_param(inst, 0, &par), 0);
     assert_string_equal(par.key, "amp_efficiency");
     assert_string_equal(par.kind, "fitted");
-    assert_true(par.value == 0.696);
+    assert_true(par.value > 0.3 && par.value < 0.9);
     assert_int_equal(gcl_sim_param(inst, 10000, &par), -1);
     assert_true(gcl_sim_time_to_train(0.5, 100, 250, 10) == 3 * 0.5 + 10);
     gcl_finalize(inst);

@@ -237,10 +237,12 @@ static void test_matmul_and_conv(void **state)
     mm.input_grad = 0;
     assert_int_equal(sim_layer_cost(&cp, d, &mm, SIM_PASS_BACKWARD, 2, &c), 0);
     assert_cost(&c, &dw.cost);
-    /* A 1x1 stride-1 conv is the matmul of its pixels. */
+    /* A 1x1 stride-1 conv is the matmul of its pixels (with conv_efficiency 1). */
+    sim_cost_params_t same = cp;
+    same.conv_efficiency = 1.0;
     sim_layer_init(&cv, SIM_LAYER_CONV, "conv");
     cv.h = cv.w = 32, cv.cin = 1024, cv.cout = 4096, cv.kernel = 1;
-    assert_int_equal(sim_layer_cost(&cp, d, &cv, SIM_PASS_FORWARD, 1, &c), 0);
+    assert_int_equal(sim_layer_cost(&same, d, &cv, SIM_PASS_FORWARD, 1, &c), 0);
     assert_cost(&c, &fwd.cost);
     /* conv1 of ResNet-50: 3 input channels padded to 16 per kernel position. */
     sim_layer_init(&cv, SIM_LAYER_CONV, "conv1");
@@ -249,11 +251,14 @@ static void test_matmul_and_conv(void **state)
     assert_int_equal(sim_gemm_plan(&cp, d, &g, &fwd), 0);
     assert_int_equal(sim_layer_cost(&cp, d, &cv, SIM_PASS_FORWARD, 20, &c), 0);
     assert_cost(&c, &fwd.cost);
-    /* conv_efficiency slows spatial kernels only. */
+    /* conv_efficiency slows every convolution, and no matmul. */
     sim_cost_params_t slow = cp;
     slow.conv_efficiency = cp.conv_efficiency / 2;
     assert_int_equal(sim_gemm_plan(&slow, d, &g, &dw), 0);
     assert_true(sim_cost_total(&dw.cost) > sim_cost_total(&fwd.cost));
+    assert_int_equal(sim_layer_cost(&slow, d, &mm, SIM_PASS_FORWARD, 2, &c), 0);
+    assert_int_equal(sim_layer_cost(&cp, d, &mm, SIM_PASS_FORWARD, 2, &want), 0);
+    assert_cost(&c, &want);
 }
 
 static void test_attention(void **state)
@@ -286,7 +291,7 @@ static void test_attention(void **state)
 
 static void test_update(void **state)
 {
-    static const double ops[] = {2, 4, 12, 16};
+    static const double ops[] = {2, 4, 12, 16, 6};
     sim_cost_t c, want;
 
     (void)state;
@@ -295,7 +300,8 @@ static void test_update(void **state)
         double bytes = 2 * 2 + 2 * 2 + 2.0 * sim_optimizer_states((sim_optimizer_t)o) * 4;
 
         want = vector_form(SIM_PREC_F32, 1000000, ops[o], bytes, 1);
-        if (o == SIM_OPTIM_LAMB) { /* two supersteps per tensor for the trust ratio */
+        if (o == SIM_OPTIM_LAMB || o == SIM_OPTIM_LARS) { /* two supersteps per tensor: the
+                                                              trust ratio's norms */
             want.compute += 20 * cp.compute_set_overhead;
             want.sync += 20 * cp.tile_sync;
             want.compute_sets += 20;
@@ -311,7 +317,8 @@ static void test_update(void **state)
         assert_cost(&c, &want);
     }
     assert_int_equal(sim_optimizer_parse("lamb"), SIM_OPTIM_LAMB);
-    assert_int_equal(sim_optimizer_parse("lars"), -1);
+    assert_int_equal(sim_optimizer_parse("lars"), SIM_OPTIM_LARS);
+    assert_int_equal(sim_optimizer_parse("lion"), -1);
 }
 
 static void test_bad_layers(void **state)

@@ -4,6 +4,7 @@
  * the line and the layer type).
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,7 +46,7 @@ static void test_bert_large(void **state)
     uint64_t encoder = 0;
 
     (void)state;
-    assert_int_equal(sim_model_bert_large(&m, 128), 0);
+    assert_int_equal(sim_model_bert_large(&m, 128, 1), 0);
     /* About 335 M with embeddings (Devlin et al. round BERT-Large to 340 M): embeddings
      * 31,782,912, 24 encoder layers of 12,596,224, pooler, NSP and MLM heads (the decoder's
      * weights are the word embedding's). */
@@ -60,16 +61,36 @@ static void test_bert_large(void **state)
         sim_model_macs_per_sample(&m) ==
         24.0 * (128.0 * (1024 * 3072 + 1024 * 1024 + 2 * 1024 * 4096) + 2.0 * 16 * 128 * 128 * 64) +
             (1024 * 1024 + 1024 * 2) + 20.0 * (1024 * 1024 + 1024 * 30522));
-    assert_int_equal(m.samples_per_unit, 1);
+    assert_true(m.samples_per_unit == 1);
+    /* Every layer says its part: 6 embedding layers, 24 attention and 24 feed-forward sublayers
+     * of 5 layers each, 9 head layers. */
+    {
+        size_t parts[SIM_PART_COUNT] = {0};
+
+        for (size_t i = 0; i < m.num_layers; i++)
+            parts[m.layers[i].part]++;
+        assert_int_equal(parts[SIM_PART_NONE], 0);
+        assert_int_equal(parts[SIM_PART_EMBEDDING], 6);
+        assert_int_equal(parts[SIM_PART_ATTENTION], 24 * 5);
+        assert_int_equal(parts[SIM_PART_FFN], 24 * 5);
+        assert_int_equal(parts[SIM_PART_HEAD], 9);
+    }
     sim_model_free(&m);
-    /* At 512, a unit is a pack of 2 sequences with 76 predictions: per sample, half a pack. */
-    assert_int_equal(sim_model_bert_large(&m, 512), 0);
-    assert_int_equal(m.samples_per_unit, 2);
+    /* At 512 packed 2 per pack, a unit is a pack of 2 sequences with 76 predictions: per
+     * sample, half a pack. */
+    assert_int_equal(sim_model_bert_large(&m, 512, 2), 0);
+    assert_true(m.samples_per_unit == 2);
     assert_int_equal(sim_model_params(&m), 336226108);
     assert_true(sim_model_macs_per_sample(&m) == 169960861696.0 / 2);
-    assert_int_equal(m.pin_first, 6);
+    assert_int_equal(m.pin_first, 0);
     sim_model_free(&m);
-    assert_int_equal(sim_model_bert_large(&m, 256), -EINVAL);
+    /* 1.5 sequences per pack: the same pack, a third more of it per sample. */
+    assert_int_equal(sim_model_bert_large(&m, 512, 1.5), 0);
+    assert_true(fabs(sim_model_macs_per_sample(&m) - 169960861696.0 / 1.5) < 1);
+    assert_int_equal(m.input_bytes, 5461); /* 16 x 512 / 1.5, rounded */
+    sim_model_free(&m);
+    assert_int_equal(sim_model_bert_large(&m, 256, 1), -EINVAL);
+    assert_int_equal(sim_model_bert_large(&m, 512, 0.5), -EINVAL);
 }
 
 /* Writes TEXT to a temporary file and loads it: the load's return; ERR gets its message. */
@@ -172,10 +193,13 @@ static void test_bad_model_files(void **state)
                  "pool: the kernel (9) is larger than the padded input");
     expect_error("gcl-model 2\n", 1, "unsupported format version '2'");
     expect_error("layer matmul in=8 out=8\n", 1, "a model file starts with 'gcl-model 1'");
-    expect_error("gcl-model 1\noptimizer lars\n", 2,
-                 "optimizer must be sgd, momentum, adam or lamb");
+    expect_error("gcl-model 1\noptimizer lion\n", 2,
+                 "optimizer must be sgd, momentum, adam, lamb or lars");
     expect_error("gcl-model 1\nname a\nname b\n", 3, "name is set twice (first on line 2)");
-    expect_error("gcl-model 1\nsamples_per_unit 0\n", 2, "samples_per_unit must be a whole number");
+    expect_error("gcl-model 1\nsamples_per_unit 0\n", 2, "samples_per_unit must be a number from 1");
+    expect_error("gcl-model 1\nsamples_per_unit 1.2345\n", 2, "up to 3 decimals");
+    expect_error("gcl-model 1\nlayer matmul in=4 out=4 part=body\n", 2,
+                 "part must be none, embedding, attention, ffn or head");
     expect_error("gcl-model 1\nbatch 32\n", 2, "unknown setting 'batch'");
     expect_error("gcl-model 1\nlayer matmul in=8 out=8\x01\n", 2, "invalid byte 0x01");
     expect_error("gcl-model 1\n", 1, "the model has no layer lines");
@@ -187,11 +211,11 @@ static void test_open(void **state)
     char err[256];
 
     (void)state;
-    assert_int_equal(sim_model_open("resnet50", 0, &m, err, sizeof(err)), 0);
+    assert_int_equal(sim_model_open("resnet50", 0, 0, &m, err, sizeof(err)), 0);
     sim_model_free(&m);
-    assert_int_equal(sim_model_open("bert-large", 300, &m, err, sizeof(err)), -EINVAL);
+    assert_int_equal(sim_model_open("bert-large", 300, 0, &m, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "128 or 512"));
-    assert_int_equal(sim_model_open("/nonexistent/model.txt", 0, &m, err, sizeof(err)), -ENOENT);
+    assert_int_equal(sim_model_open("/nonexistent/model.txt", 0, 0, &m, err, sizeof(err)), -ENOENT);
     assert_non_null(strstr(err, "cannot open model file '/nonexistent/model.txt'"));
 }
 

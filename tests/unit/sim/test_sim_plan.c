@@ -55,8 +55,8 @@ static void small_model(sim_model_t *m)
 static sim_plan_params_t params(int stages, sim_schedule_t s, sim_recompute_t r,
                                 sim_state_place_t state)
 {
-    return (sim_plan_params_t){stages,       4,   8, 4, s, r, SIM_OPTIM_MOMENTUM, state,
-                               SIM_PREC_F16, NULL};
+    return (sim_plan_params_t){stages,       4,    8,   4, s, r, SIM_OPTIM_MOMENTUM, state,
+                               SIM_PREC_F16, NULL, NULL};
 }
 
 static void test_memory_closed_form(void **state)
@@ -194,28 +194,66 @@ static void test_bert_layout(void **state)
 {
     sim_model_t m;
     sim_plan_t plan;
+    sim_placement_t pl;
     sim_plan_params_t p = {4,
                            4,
                            4,
                            192,
-                           SIM_SCHED_1F1B,
+                           SIM_SCHED_POPART,
                            SIM_RECOMPUTE_CHECKPOINTS,
                            SIM_OPTIM_LAMB,
-                           SIM_STATE_SHARDED,
+                           SIM_STATE_STREAMING_SHARDED,
                            SIM_PREC_F16,
-                           NULL};
+                           NULL,
+                           &pl};
     char err[256];
+    uint32_t att0 = 0, ffn0 = 0, heads0 = 0;
 
     (void)state;
-    assert_int_equal(sim_model_bert_large(&m, 512), 0);
-    /* The calibration point: the embedding alone on stage 0, every stage fits. */
+    assert_int_equal(sim_model_bert_large(&m, 512, 2), 0);
+    /* Graphcore's MLPerf v1.1 IPU-POD16 placement: IPU 0 holds the embedding, 4 attention and 5
+     * feed-forward sublayers and the heads; 5 fragments (the heads again on IPU 0); it fits. */
+    assert_int_equal(sim_placement_parse("4/5,7/6,6/7,7/6", 0, &pl, err, sizeof(err)), 0);
     assert_int_equal(sim_plan_build(&m, &cp, d, &p, &plan, err, sizeof(err)), 0);
     assert_int_equal(plan.units, 2);
-    assert_int_equal(plan.stages[1].first, 6);
+    assert_int_equal(plan.num_fragments, 5);
+    assert_int_equal(plan.fragments[4].stage, 0);
+    for (int k = 0; k < plan.num_fragments; k++) {
+        for (uint32_t i = 0; i < plan.fragments[k].count; i++) {
+            const sim_layer_t *l = &m.layers[plan.order[plan.fragments[k].at + i]];
+
+            if (plan.fragments[k].stage != 0)
+                continue;
+            att0 += l->part == SIM_PART_ATTENTION && strstr(l->name, "_qkv") != NULL;
+            ffn0 += l->part == SIM_PART_FFN && strstr(l->name, "_ffn1") != NULL;
+            heads0 += l->part == SIM_PART_HEAD;
+        }
+    }
+    assert_int_equal(att0, 4);
+    assert_int_equal(ffn0, 5);
+    assert_int_equal(heads0, 9);
+    assert_int_equal(plan.stages[0].first, 0);
+    assert_int_equal(plan.stages[0].mem.optimizer, 0); /* off chip */
     assert_int_equal(sim_plan_overflow(&plan), -1);
+    /* Fragment f holds 2(P - f) - 1 micro-batches: 9 on the first, 1 on the heads. */
+    assert_int_equal(plan.fragments[0].in_flight, 9);
+    assert_int_equal(plan.fragments[4].in_flight, 1);
     sim_plan_free(&plan);
-    /* On one IPU it does not fit, and needs several. */
+    /* Counts that do not sum to 24 and 24, or a length that is not the stage count: refused. */
+    assert_int_equal(sim_placement_parse("4/5,7/6,6/7,7/7", 0, &pl, err, sizeof(err)), 0);
+    assert_int_equal(sim_plan_build(&m, &cp, d, &p, &plan, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "24 attention and 25 feed-forward"));
+    assert_int_equal(sim_placement_parse("3,7,7,7", 1, &pl, err, sizeof(err)), 0);
+    assert_int_equal(pl.ffn[1], 7);
+    p.stages = 5;
+    assert_int_equal(sim_plan_build(&m, &cp, d, &p, &plan, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "lists 4 IPUs"));
+    assert_int_equal(sim_placement_parse("4/5,7", 0, &pl, err, sizeof(err)), -EINVAL);
+    assert_int_equal(sim_placement_parse("4/5,,7/6", 0, &pl, err, sizeof(err)), -EINVAL);
+    assert_int_equal(sim_placement_parse("", 1, &pl, err, sizeof(err)), -EINVAL);
+    /* Without a placement, on one IPU it does not fit, and needs several. */
     p.stages = 1;
+    p.placement = NULL;
     assert_int_equal(sim_plan_build(&m, &cp, d, &p, &plan, err, sizeof(err)), 0);
     assert_int_equal(sim_plan_overflow(&plan), 0);
     assert_true(sim_plan_min_stages(&m, &cp, d, &p, 64) >= 3);

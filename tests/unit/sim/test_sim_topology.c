@@ -2,6 +2,7 @@
  * Topology presets and routes: sizes, the ladder and its ring embedding, GW-Link routes, the
  * preset chooser, and that routes are a fixed function of the topology.
  */
+#include <stdio.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,20 @@ static sim_topology_t *preset(const char *name)
 
     assert_int_equal(sim_topology_preset(name, &t, err, sizeof(err)), 0);
     assert_non_null(t);
+    return t;
+}
+
+/* PRESET with its gateways at their PCIe bound (gateway_ipu_gbs 64), so that the GW-Links are
+ * the bottleneck of a route between domains, as the tests of GW-Link costs need: the fitted
+ * default (docs/validation.md) makes each IPU's own hop to its gateway the bottleneck
+ * (test_gateway_hop_fitted). */
+static sim_topology_t *wide(const char *name)
+{
+    char spec[64], err[256] = "";
+    sim_topology_t *t = NULL;
+
+    snprintf(spec, sizeof(spec), "%s,gateway_ipu_gbs=64", name);
+    assert_int_equal(sim_topology_open(spec, &t, err, sizeof(err)), 0);
     return t;
 }
 
@@ -144,6 +159,24 @@ static void assert_route_kinds(const sim_topology_t *t, const sim_route_t *r,
     assert_int_equal(at, r->dst);
 }
 
+static void test_gateway_hop_fitted(void **state)
+{
+    sim_topology_t *t = preset("POD128");
+    sim_route_t r;
+
+    (void)state;
+    /* At the fitted default, an IPU's hop to its gateway binds a route between domains; routes
+     * inside a domain never take it. */
+    assert_int_equal(sim_topology_route(t, 0, 64, &r), 0);
+    assert_int_equal(r.bandwidth, sim_topology_cost(t)->gateway_ipu_bandwidth);
+    assert_true(r.bandwidth < 1000000000ULL);
+    for (int b = 1; b < 64; b++) {
+        assert_int_equal(sim_topology_route(t, 0, b, &r), 0);
+        assert_int_equal(r.bandwidth, 32000000000ULL);
+    }
+    sim_topology_free(t);
+}
+
 static void test_gw_routes(void **state)
 {
     static const sim_link_kind_t via_neighbour[] = {SIM_LINK_IPU, SIM_LINK_GW_ATTACH, SIM_LINK_GW,
@@ -151,8 +184,8 @@ static void test_gw_routes(void **state)
     static const sim_link_kind_t direct[] = {SIM_LINK_GW_ATTACH, SIM_LINK_GW, SIM_LINK_GW_ATTACH};
     static const sim_link_kind_t two_ilds[] = {SIM_LINK_GW_ATTACH, SIM_LINK_GW, SIM_LINK_GW,
                                                SIM_LINK_GW_ATTACH};
-    sim_topology_t *t = preset("POD128");
-    sim_topology_t *q = preset("POD256");
+    sim_topology_t *t = wide("POD128");
+    sim_topology_t *q = wide("POD256");
     sim_route_t r;
 
     (void)state;
@@ -315,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_ring_embedding),
         cmocka_unit_test(test_ladder_shape),
         cmocka_unit_test(test_gw_routes),
+        cmocka_unit_test(test_gateway_hop_fitted),
         cmocka_unit_test(test_routes_symmetric_and_fixed),
         cmocka_unit_test(test_out_of_range_queries),
         cmocka_unit_test(test_smallest_preset),
