@@ -36,7 +36,8 @@ typedef struct {
     simstep_t *w;
     gcl_instance_t inst;
     int ipus;
-    double host_exchange_s, streaming_bps, capacity, reserve;
+    double host_exchange_s, streaming_bps, gateway_bps, capacity, reserve;
+    int ilds;
     plan_cand_t *c;
     size_t n, cap;
     long considered, dropped_memory, fits;
@@ -127,13 +128,29 @@ static double w_states(const simstep_t *w)
     return !strcmp(o, "sgd") ? 0 : !strcmp(o, "momentum") || !strcmp(o, "lars") ? 1 : 2;
 }
 
+/* A stage's gradient reduction between IPU-Link domains, at the least: every domain it spans
+ * (M of them, L of the stage's replicas in each) sends out at least 2(M - 1)/M of the
+ * gradient's bytes (a reduce-scatter's and an all-gather's share, 2 bytes a value at the
+ * least), which leave through its L IPUs' own hops to their gateways (gateway_ipu_gbs). */
+static double crossing_s(const search_t *s, const plan_cand_t *c, double weights)
+{
+    int per_ild = s->ipus / (s->ilds > 0 ? s->ilds : 1), m, l;
+    double bytes = weights * 2; /* f16, the least a gradient or weight takes */
+
+    if (s->ilds <= 1 || s->gateway_bps <= 0 || per_ild % c->stages)
+        return 0;
+    l = per_ild / c->stages;
+    m = (c->replicas + l - 1) / l;
+    return m > 1 ? 2.0 * (m - 1) / m * bytes / l / s->gateway_bps : 0;
+}
+
 /* Plans candidate C: drops it when it does not fit with the reserve, else sets its bound. */
 static void assess(search_t *s, plan_cand_t *c)
 {
     char err[1024];
     gcl_status_t st;
     gcl_sim_plan_t p = plan_of(s, c, &st, err, sizeof err);
-    double step, streaming = 0;
+    double step, streaming = 0, across = 0;
 
     s->considered++;
     c->headroom = INFINITY;
@@ -148,6 +165,7 @@ static void assess(search_t *s, plan_cand_t *c)
         c->headroom = stg.mem_headroom < c->headroom ? stg.mem_headroom : c->headroom;
         if (c->offchip && s->streaming_bps > 0)
             streaming = fmax(streaming, 2 * states * 4 * ceil(shard) / s->streaming_bps);
+        across = fmax(across, crossing_s(s, c, stg.weights));
     }
     if (!p || st != GCL_OK || c->headroom < s->reserve) {
         c->dropped = 1;
@@ -156,7 +174,7 @@ static void assess(search_t *s, plan_cand_t *c)
         return;
     }
     s->fits++;
-    step = lockstep_s(s, p, c) + streaming;
+    step = lockstep_s(s, p, c) + streaming + across;
     c->bound = step > 0 ? (double)c->replicas * c->micro * c->accum / step : 0;
     gcl_sim_plan_free(p);
 }
@@ -283,6 +301,9 @@ static int open_pod(search_t *s)
             s->host_exchange_s = par.value * 1e-9;
         else if (!strcmp(par.key, "streaming_gbs"))
             s->streaming_bps = par.value * 1e9;
+        else if (!strcmp(par.key, "gateway_ipu_gbs"))
+            s->gateway_bps = par.value * 1e9;
+    s->ilds = gcl_sim_topology_ilds(s->inst);
     s->capacity = plan_capacity(w, s->inst);
     s->reserve = w->o.reserve_mb >= 0 ? w->o.reserve_mb * 1e6 : 0.05 * s->capacity;
     return 0;

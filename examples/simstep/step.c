@@ -95,10 +95,13 @@ static gcl_status_t send_to(ipu_t *p, int peer, size_t count, int tag)
     return GCL_OK;
 }
 
+/* A forward of the free-running schedules (gpipe, 1f1b): each micro-batch's host exchange is
+ * charged on every IPU, as PopART's cycles charge it. */
 static gcl_status_t forward(ipu_t *p, const simstep_t *w)
 {
     int s = p->stage;
 
+    GCL_CHECK(gcl_sim_host_exchange(p->ctx));
     if (s == 0)
         GCL_CHECK(gcl_sim_feed(p->ctx, &w->feed, w->micro));
     else

@@ -136,6 +136,11 @@ int gcl_sim_topology_ipus(gcl_instance_t inst)
     return inst && inst->sim.topo ? sim_topology_num_ipus(inst->sim.topo) : 0;
 }
 
+int gcl_sim_topology_ilds(gcl_instance_t inst)
+{
+    return inst && inst->sim.topo ? sim_topology_num_ilds(inst->sim.topo) : 0;
+}
+
 /* A refusal of a program's call, recorded on CTX (gcl_ctx_last_error). */
 static gcl_status_t refuse(struct gcl_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -265,6 +265,7 @@ int sim_model_bert_large(sim_model_t *m, int seq, double per_pack)
     m->input_bytes = (uint64_t)(16.0 * s / per_pack + 0.5);
     m->host_samples_per_s = 500000;
     m->optimizer = SIM_OPTIM_LAMB;
+    m->state = SIM_STATE_STREAMING; /* off chip, as Graphcore's IPU-POD16 BERT-Large */
     m->recompute = SIM_RECOMPUTE_CHECKPOINTS;
     embedding(&b, "word_embedding", s, 30522);
     embedding(&b, "position_embedding", s, 512);

@@ -316,6 +316,8 @@ void gcl_sim_stats(gcl_ctx_t ctx, gcl_sim_stats_t *out);
 /* The simulated pod's name ("POD16", or the file's name) and its number of IPUs. */
 const char *gcl_sim_topology(gcl_instance_t inst);
 int gcl_sim_topology_ipus(gcl_instance_t inst);
+/* Its IPU-Link domains (ILDs: 1 for POD16 and POD64, 2 for POD128, 4 for POD256). */
+int gcl_sim_topology_ilds(gcl_instance_t inst);
 
 #pragma GCC visibility pop
 

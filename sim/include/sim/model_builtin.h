@@ -12,7 +12,8 @@
  *                128 one unit holds 128 tokens with 20 masked predictions, at 512 it holds
  *                512 with 76 (MLPerf's 15%); a unit is one sequence, or with packing (Graphcore's
  *                packed BERT) a pack of PER_PACK sequences on average, a fraction allowed.
- *                Checkpoints at every encoder layer's output. LAMB. Every layer says its part
+ *                Checkpoints at every encoder layer's output. LAMB, its state off chip (in Streaming
+ *                Memory, as Graphcore's IPU-POD16 runs had it). Every layer says its part
  *                (embedding, attention or feed-forward sublayer, head: sim/layer.h), for
  *                placements by sublayer.
  */
