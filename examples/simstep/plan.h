@@ -18,6 +18,8 @@ typedef struct {
     int offchip, rts;    /* the optimizer state off chip; sharded over the replicas */
     int dropped;         /* it does not fit with the reserve */
     double bound;        /* samples/s its lock-step compute allows */
+    double lockstep_s;   /* that step: the cycles' busiest work and host exchanges, seconds */
+    double refined;      /* samples/s with the gradient reduction replayed too */
     double headroom;     /* the least memory left on an IPU, bytes */
     int simulated;       /* the rest is known */
     double sps, step_us;

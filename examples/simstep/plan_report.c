@@ -170,8 +170,10 @@ int plan_report(const simstep_t *w, const plan_cand_t *c, size_t n, long conside
 
     snprintf(range, sizeof range, w->o.gb_hi ? "%ld-%ld" : "%ld", w->o.global_batch, w->o.gb_hi);
     printf("sim-step --plan: %s on %s, global batch %s: %ld candidates considered, %ld did not "
-           "fit with %.0f MB free per IPU, %ld simulated in full\n",
-           w->minfo.name, w->o.topology, range, considered, dropped, reserve / 1e6, simulated);
+           "fit with %.0f MB free per IPU; of the %ld that fit, %ld simulated in full, the others' "
+           "bounds below the best %ld\n",
+           w->minfo.name, w->o.topology, range, considered, dropped, reserve / 1e6,
+           considered - dropped, simulated, w->o.top);
     printf("  #  R x K     B x A      placement                        recompute   state        "
            "      samples/s   step ms  comp/exch/sync/host/idle %%  peak MB  free MB%s\n",
            c[0].ttt_s > 0 ? " ttt (min)" : "");

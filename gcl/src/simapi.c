@@ -16,6 +16,7 @@
 #include "gcl/sim.h"
 #include "job/shmem.h"
 #include "pod/layer.h"
+#include "pod/cache.h"
 #include "pod/model.h"
 
 static gcl_sim_ipu_t *sim_ipu(struct gcl_ctx *ctx)
@@ -188,6 +189,55 @@ gcl_status_t gcl_charge_update(gcl_ctx_t ctx, const gcl_update_t *u)
     if (gcl_pod_charge_update(&ctx->inst->sim, sim_ipu(ctx), u) != 0)
         return GCL_ERR_INVALID_ARGUMENT;
     return GCL_OK;
+}
+
+gcl_status_t gcl_sim_update_time(gcl_instance_t inst, const gcl_update_t *u, double *seconds)
+{
+    sim_cost_t c;
+
+    if (!inst || !seconds || !u || !(u->params >= 0) || u->params > 1e15 || u->tensors < 0 ||
+        (int)u->optimizer < 0 || u->optimizer > GCL_OPTIM_LARS ||
+        gcl_pod_update_cost(&inst->sim, u, &c) != 0)
+        return GCL_ERR_INVALID_ARGUMENT;
+    *seconds = (double)sim_cost_total(&c) * 1e-12;
+    return GCL_OK;
+}
+
+gcl_status_t gcl_sim_collective_time(gcl_instance_t inst, const char *coll, size_t count,
+                                     gcl_dtype_t type, const int *ipus, int n, double *seconds)
+{
+    coll_collective_t which;
+    char why[256];
+    sim_time_t sync = 0, longest = 0;
+
+    if (!inst || !coll || !ipus || !seconds || n < 1 || coll_collective_parse(coll, &which) != 0 ||
+        (which != COLL_ALLREDUCE && which != COLL_REDUCE_SCATTER && which != COLL_ALLGATHER) ||
+        gcl_dtype_size(type) == 0)
+        return GCL_ERR_INVALID_ARGUMENT;
+    for (int q = 0; q < n; q++)
+        if (ipus[q] < 0 || ipus[q] >= gcl_sim_topology_ipus(inst))
+            return GCL_ERR_INVALID_ARGUMENT;
+    *seconds = 0;
+    if (n == 1 || count == 0)
+        return GCL_OK;
+    gcl_sim_t *s = &inst->sim;
+    coll_args_t a = {.coll = which, .nranks = n, .count = count, .dtype = (coll_dtype_t)type,
+                     .op = COLL_SUM, .elem_size = gcl_dtype_size(type)};
+    const coll_algo_t *algo = gcl_simcache_choose(s->cache, s->topo, &a, ipus, why, sizeof why);
+    sim_time_t *entry = gcl_calloc((size_t)n, sizeof *entry);
+    gcl_status_t rc = algo && entry ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
+
+    for (int q = 0; rc == GCL_OK && q < n; q++) {
+        sim_time_t idle = 0, exch = 0;
+
+        rc = gcl_simcache_replay(s->cache, s->topo, algo, &a, ipus, entry, q, &idle, &exch);
+        longest = idle + exch > longest ? idle + exch : longest;
+    }
+    free(entry);
+    if (rc == GCL_OK && sim_sync_time(s->topo, ipus, n, &sync) != 0)
+        rc = GCL_ERR_INVALID_ARGUMENT;
+    *seconds = rc == GCL_OK ? (double)(sync + longest) * 1e-12 : 0;
+    return rc;
 }
 
 gcl_status_t gcl_sim_feed(gcl_ctx_t ctx, const gcl_sim_feed_t *feed, long samples)

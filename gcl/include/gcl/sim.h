@@ -123,6 +123,22 @@ typedef struct {
 /* Charges update U (f32 state) to this IPU's clock. Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT. */
 gcl_status_t gcl_charge_update(gcl_ctx_t ctx, const gcl_update_t *u);
 
+/* What update U costs on INST's pod, in seconds: what gcl_charge_update charges. Returns GCL_OK
+ * or GCL_ERR_INVALID_ARGUMENT. */
+gcl_status_t gcl_sim_update_time(gcl_instance_t inst, const gcl_update_t *u, double *seconds);
+
+/*
+ * The simulated time of one collective call over the pod's IPUS[0..N-1], every rank entering at
+ * the same time: its group's synchronisation and the replay of the algorithm the automatic
+ * choice picks for it (what a call over those IPUs charges when its ranks arrive together).
+ * COLL is "all_reduce", "reduce_scatter" or "all_gather"; COUNT is the call's (elements per
+ * rank for all_reduce, of one rank's block for the others). A planner's estimate; the call in a
+ * run may differ a little (phantom runs charge the schedule step by step). Returns GCL_OK,
+ * GCL_ERR_INVALID_ARGUMENT or GCL_ERR_NO_HOST_MEMORY.
+ */
+gcl_status_t gcl_sim_collective_time(gcl_instance_t inst, const char *coll, size_t count,
+                                     gcl_dtype_t type, const int *ipus, int n, double *seconds);
+
 /*
  * The host data feed (sim/feed.h). Stage 0 of a replica calls it before each micro-batch of
  * SAMPLES samples: the host servers (HOST_SERVERS, or the pod's default of one per 16 IPUs of

@@ -131,7 +131,7 @@ static uint32_t dtype_bytes(gcl_dtype_t t)
     return t == GCL_F32 ? 4 : 2;
 }
 
-int gcl_pod_charge_update(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_update_t *u)
+int gcl_pod_update_cost(const gcl_sim_t *s, const gcl_update_t *u, sim_cost_t *c)
 {
     sim_update_t su = {(sim_optimizer_t)u->optimizer,
                        (uint64_t)u->params,
@@ -140,9 +140,15 @@ int gcl_pod_charge_update(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_upda
                        dtype_bytes(u->grad_type),
                        4,
                        u->streaming != 0};
+
+    return sim_update_cost(sim_topology_cost(s->topo), s->dev, &su, c) == 0 ? 0 : -1;
+}
+
+int gcl_pod_charge_update(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_update_t *u)
+{
     sim_cost_t c;
 
-    if (sim_update_cost(sim_topology_cost(s->topo), s->dev, &su, &c) != 0)
+    if (gcl_pod_update_cost(s, u, &c) != 0)
         return -1;
     gcl_pod_advance(ipu, &c, "optimizer");
     return 0;

@@ -35,6 +35,8 @@ gcl_status_t gcl_pod_feed(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_sim_
                           long samples, int num_replicas, int num_ipus);
 /* BYTES from global IPU ME to DST over the pod's route: 0, or -1 when there is none. */
 int gcl_pod_charge_transfer(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, int me, int dst, size_t bytes);
+/* What update U costs on pod S (what gcl_pod_charge_update charges). Returns 0 or -1. */
+int gcl_pod_update_cost(const gcl_sim_t *s, const gcl_update_t *u, sim_cost_t *c);
 /* gcl_sim_host_exchange: the pod's host_exchange, as host time. */
 void gcl_pod_host_exchange(const gcl_sim_t *s, gcl_sim_ipu_t *ipu);
 
