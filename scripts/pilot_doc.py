@@ -284,6 +284,35 @@ def sim_pod(P, plots):
     return blocks
 
 
+def plan_pods(P):
+    """How to run it on each pod: sim-step --plan's best per pod, against the plain split."""
+    rows = []
+    for n in PODS:
+        r, base = P.runs["plan-POD%d" % n], P.runs["sim-POD%d" % n]
+        sim = [c for c in (r.json or {}).get("candidates", []) if c.get("simulated")]
+        if not r.ok() or not sim:
+            rows.append(("POD%d" % n, "**%s**" % r.state()) + ("-",) * 5)
+            continue
+        best = max(sim, key=lambda c: c["samples_per_s"])
+        gain = ("%+.0f%%" % (100 * (best["samples_per_s"] / base.json["samples_per_s"] - 1))
+                if base.ok() else "-")
+        P.fig("planned throughput on POD%d (sim-step --plan)" % n,
+              fmt_n(best["samples_per_s"], "samples/s"), SIM, "plan-POD%d" % n)
+        rows.append(("POD%d" % n, "%d x %d" % (best["replicas"], best["stages"]),
+                     "%d x %d" % (best["micro_batch"], best["gradient_accumulation"]),
+                     "%s, recompute %s" % (best["optimizer_state"], best["recompute"]),
+                     fmt_n(best["samples_per_s"]), gain, "`%s`" % best["command"]))
+    return [("h2", "How to run it on each pod (simulated)"),
+            ("p", "sim-step --plan searches replicas x stages, the layers' split, micro-batch x "
+                  "accumulation at the pilot's global batch, the optimizer state's place and "
+                  "recomputation on each pod, keeps what fits with 5% of every IPU's memory "
+                  "free, and simulates the best in full (docs/planner.md). The best per pod, "
+                  "against the plain data-parallel split above, with the command that gives "
+                  "these numbers:"),
+            ("table", ("pod", "replicas x stages", "micro-batch x accumulation",
+                       "optimizer state", "samples/s", "vs the plain split", "command"), rows)]
+
+
 def memory(P, plots):
     blocks = [("h2", "Simulated memory per IPU (simulated)"), ("img", plots["memory.png"], "memory")]
     if not P.simulated():
@@ -439,5 +468,5 @@ def figures_table(P):
 def build(P, plots):
     doc = header(P)
     body = (convergence(P, plots) + step_times(P, plots) + waits(P) + throughput(P, plots) +
-            sim_pod(P, plots) + memory(P, plots) + recovery(P) + cost(P, plots))
+            sim_pod(P, plots) + plan_pods(P) + memory(P, plots) + recovery(P) + cost(P, plots))
     return doc + summary(P) + runs_table(P) + body + figures_table(P)

@@ -2,7 +2,8 @@
  * One training step of a pipeline stage, and forward-only evaluation. See stage.h.
  *
  * Every dense layer, ReLU, the loss, the casts and the optimizer update charge the simulated
- * IPU's clock through libgcl's layer-level cost model (gcl_charge_layer, gcl_charge_update).
+ * IPU's clock through libgcl's layer-level cost model (gcl_charge_layer, gcl_charge_update),
+ * and every micro-batch its host exchange (gcl_sim_host_exchange), as sim-step charges them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -121,6 +122,7 @@ static gcl_status_t forward_micro(stage_t *st, long step, int m)
     int slot = m % st->nslots, b = st->job->micro;
     uint32_t *idx = st->idx;
     GCL_CHECK(stage_wait(st, &st->act_req[slot]));
+    GCL_CHECK(gcl_sim_host_exchange(st->ctx));
     if (st->stage == 0 || st->last)
         for (int i = 0; i < b; i++)
             idx[i] = sample_of(st, step, m, i);
