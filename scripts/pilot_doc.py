@@ -243,9 +243,9 @@ def sim_pod(P, plots):
                             "charged by the layer-level cost model, the gradient all-reduce by "
                             "the pod's links. Step time p50 %s, p90 %s, p99 %s, max %s over %d "
                             "steps after the warm-up; per step and IPU (mean): compute %s, "
-                            "exchange %s, sync %s, host wait %s, idle %s. Host wait is 0 here: "
-                            "train does not charge a host feed (sim-step's predictions below "
-                            "do)." % (j["topology"], fmt_s(d["p50"]), fmt_s(d["p90"]),
+                            "exchange %s, sync %s, host wait %s, idle %s. Host wait is the host "
+                            "exchange train charges once per micro-batch (the fitted "
+                            "host_exchange_ns, docs/validation.md), as sim-step does." % (j["topology"], fmt_s(d["p50"]), fmt_s(d["p90"]),
                                       fmt_s(d["p99"]), fmt_s(d["max"]), d["count"],
                                       *[fmt_s(mean[k]) for k in ("compute_s", "exchange_s",
                                                                  "sync_s", "host_wait_s",

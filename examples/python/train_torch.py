@@ -176,6 +176,7 @@ class Replica:
         logits = self.model(x)
         loss = F.cross_entropy(logits, y)
         loss.backward()
+        self.ctx.host_exchange()  # the micro-batch in and the loss out, as train charges it
         self.charge(b, backward=False)
         self.charge(b, backward=True)
         self.comm.all_reduce(self.flat_np, op="mean")  # in place, on the grads themselves

@@ -60,13 +60,22 @@ size_t marker_out_prefix(char *buf, size_t len, const char *token)
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
-bool marker_out_find(const char *line, size_t len, const char *token, size_t *at)
+bool marker_out_find(const char *line, size_t len, const char *token, size_t *start, size_t *at)
 {
     size_t plen = strlen(MARKER_OUT_PREFIX), tlen = strlen(token);
+    const char *lend = line + len;
 
-    if (len < plen + tlen + 1 || memcmp(line, MARKER_OUT_PREFIX, plen) != 0 ||
-        memcmp(line + plen, token, tlen) != 0 || line[plen + tlen] != ' ')
-        return false;
-    *at = plen + tlen + 1;
-    return true;
+    /* Anywhere in the line: mpirun's --tag-output or --timestamp-output may stand before it. */
+    for (const char *p = line; (size_t)(lend - p) >= plen + tlen + 1; p++) {
+        p = memchr(p, '@', (size_t)(lend - p));
+        if (!p || (size_t)(lend - p) < plen + tlen + 1)
+            return false;
+        if (memcmp(p, MARKER_OUT_PREFIX, plen) == 0 && memcmp(p + plen, token, tlen) == 0 &&
+            p[plen + tlen] == ' ') {
+            *start = (size_t)(p - line);
+            *at = *start + plen + tlen + 1;
+            return true;
+        }
+    }
+    return false;
 }

@@ -40,8 +40,10 @@ size_t marker_format(char *buf, size_t len, const char *token, const struct mark
 /* The prefix of a stdout line of TOKEN's job, into BUF. Returns its length. */
 size_t marker_out_prefix(char *buf, size_t len, const char *token);
 
-/* Whether LINE (LEN bytes) is a stdout line of TOKEN's job: *AT is where its payload begins. */
-bool marker_out_find(const char *line, size_t len, const char *token, size_t *at);
+/* Whether LINE (LEN bytes) holds a stdout line of TOKEN's job: *START is where the marker begins
+ * (what stands before it is mpirun's own tag, from --tag-output or --timestamp-output), *AT where
+ * the program's line begins. */
+bool marker_out_find(const char *line, size_t len, const char *token, size_t *start, size_t *at);
 
 /* Looks for a marker of TOKEN in LINE (LEN bytes, no newline). When found, fills M and sets
  * *START and *END to the byte range it occupies, and returns true. */

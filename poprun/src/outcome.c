@@ -188,22 +188,36 @@ static bool is_mpirun_dying(const struct outcome *o, const char *line, size_t le
     return close && close - line + 2 >= n && memcmp(close + 2 - n, tag, (size_t)n) == 0;
 }
 
+/* A program's stdout line: what mpirun put before the marker (its --tag-output tag, which names
+ * the stderr the wrapper carried the line on: say stdout, where the program wrote it), then the
+ * program's line. */
+static void emit_stdout(struct outcome *o, const char *line, size_t start, size_t at, size_t len)
+{
+    static const char err_tag[] = "<stderr>:", out_tag[] = "<stdout>:";
+    size_t n = start + (len - at);
+    char *out = xmalloc(n + 1);
+    memcpy(out, line, start);
+    size_t tl = sizeof(err_tag) - 1;
+    if (start >= tl && memcmp(out + start - tl, err_tag, tl) == 0)
+        memcpy(out + start - tl, out_tag, tl);
+    memcpy(out + start, line + at, len - at);
+    if (o->emit_out) {
+        o->emit_out(o->emit_ctx, out, n);
+    } else {
+        out[n] = '\n';
+        (void)write_all(1, out, n + 1);
+    }
+    free(out);
+}
+
 void outcome_filter_line(void *ctx, const char *line, size_t len)
 {
     struct outcome *o = ctx;
-    size_t at;
-    if (marker_out_find(line, len, o->token, &at)) {
+    size_t start, at;
+    if (marker_out_find(line, len, o->token, &start, &at)) {
         if (!o->launched)
             release_early(o);
-        if (o->emit_out) {
-            o->emit_out(o->emit_ctx, line + at, len - at);
-        } else {
-            char *out = xmalloc(len - at + 1);
-            memcpy(out, line + at, len - at);
-            out[len - at] = '\n';
-            (void)write_all(1, out, len - at + 1);
-            free(out);
-        }
+        emit_stdout(o, line, start, at, len);
         return;
     }
     if (take_marker(o, line, len)) {

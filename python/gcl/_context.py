@@ -163,6 +163,13 @@ class Ctx:
                                            float(bytes), code),
                      lambda: f"flops {flops} or bytes {bytes} out of range")
 
+    def host_exchange(self):
+        """Charges one host exchange to this IPU's clock, as host time: a micro-batch streamed
+        in and its losses out, with their syncs (the pod's host_exchange_ns, fitted to
+        Graphcore's MLPerf runs). A training loop charges it once per micro-batch."""
+        self._enter()
+        errors.check(_C.gcl_sim_host_exchange(self._h), lambda: "no simulated pod")
+
     def ipu_malloc(self, shape, dtype="f32", label=None):
         """An array of SHAPE and DTYPE in this IPU's simulated SRAM, zero-filled. It stays valid
         until ipu_free() or the instance's finalize (as in C, not through garbage collection).

@@ -201,6 +201,7 @@ _PROTOS = {
     "gcl_ipu_malloc": (_st, [_p, _sz, c_char_p, POINTER(_p)]),
     "gcl_ipu_free": (None, [_p, _p]),
     "gcl_charge_compute": (_st, [_p, c_char_p, c_double, c_double, c_int]),
+    "gcl_sim_host_exchange": (_st, [_p]),
     "gcl_sim_time": (c_double, [_p]),
     "gcl_sim_stats": (None, [_p, POINTER(SimStats)]),
     "gcl_sim_topology": (c_char_p, [_p]),

@@ -268,6 +268,19 @@ def test_charge_compute_and_sim_stats(inst):
         assert dc == pytest.approx(d32 + d16)
 
 
+def test_host_exchange(inst):
+    def program(ctx):
+        t0, s0 = ctx.sim_time(), ctx.sim_stats()
+        ctx.host_exchange()
+        s1 = ctx.sim_stats()
+        return ctx.sim_time() - t0, s1.host_wait_s - s0.host_wait_s
+
+    for dt, dh in inst.run(program):
+        # host_exchange_ns, fitted to the MLPerf v1.1 runs (sim/src/params.c): 1.72 ms.
+        assert dt == pytest.approx(1.717e-3, rel=0.01)
+        assert dh == pytest.approx(dt)
+
+
 def test_ipu_malloc(inst):
     def program(ctx):
         comm = ctx.comm()

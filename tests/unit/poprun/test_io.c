@@ -129,6 +129,25 @@ static void test_filter(void **state)
     assert_non_null(strstr(v.buf, "Primary job"));
 }
 
+/* A program's stdout line, plain or behind mpirun's --tag-output / --timestamp-output tag. */
+static void test_filter_stdout(void **state)
+{
+    struct sink out = {{0}, 0};
+    /* One sink for both: the lines that are not this job's stdout pass to emit, in order. */
+    struct outcome o = {.token = "tok", .emit = collect, .emit_out = collect, .emit_ctx = &out};
+    const char *const lines[] = {"@@poprun-out tok [instance 0] plain",
+                                 "[1,7]<stderr>:@@poprun-out tok [instance 7] tagged",
+                                 "Thu Dec  3 22:00:00 2026[1,2]<stderr>:@@poprun-out tok x",
+                                 "@@poprun-out other [instance 1] not ours",
+                                 "@@poprun-out tok",
+                                 NULL};
+    feed_lines(&o, lines);
+    assert_string_equal(out.buf, "[instance 0] plain|[1,7]<stdout>:[instance 7] tagged|"
+                                 "Thu Dec  3 22:00:00 2026[1,2]<stdout>:x|"
+                                 "@@poprun-out other [instance 1] not ours|@@poprun-out tok|");
+    (void)state;
+}
+
 /* mpirun's notice of a rank's death by a signal, as OpenMPI 4.1 prints it. */
 static const char death9[] =
     "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed).";
@@ -477,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_linebuf),
         cmocka_unit_test(test_marker),
         cmocka_unit_test(test_filter),
+        cmocka_unit_test(test_filter_stdout),
         cmocka_unit_test(test_notice),
         cmocka_unit_test(test_filter_marker_order),
         cmocka_unit_test(test_filter_wrapper_death),
