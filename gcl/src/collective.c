@@ -26,8 +26,7 @@
 #include "base/log.h"
 #include "base/vocab.h"
 #include "coll/reduce.h"
-#include "engine/direct.h"
-#include "engine/messages.h"
+#include "engine/engines.h"
 #include "engine/simtime.h"
 #include "pod/cache.h"
 
@@ -144,10 +143,16 @@ static const coll_algo_t *choose(struct gcl_comm *c, const coll_args_t *a, char 
     return algo;
 }
 
+/* The name of a plan's data path: host_direct, eager, or the schedule its messages run. */
+static const char *path_name(const gcl_plan_t *p)
+{
+    return p->direct ? "host_direct" : p->eager ? "eager" : p->real->name;
+}
+
 static void log_plan(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_t *p,
                      const char *why)
 {
-    const char *path = p->direct ? "host_direct" : p->real->name;
+    const char *path = path_name(p);
     if (c->logged[call->coll] == path && !why[0])
         return;
     c->logged[call->coll] = path;
@@ -178,14 +183,52 @@ gcl_status_t gcl_plan(struct gcl_comm *c, const gcl_call_t *call, const coll_arg
         return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "the automatic choice failed: %s",
                       why);
     int canon = reducing(a->coll) && a->op != COLL_LOCAL && a->count > 0 && !sizes_only(c, call);
-    p->direct = blocking && (canon || a->coll == COLL_ALLGATHER) &&
+    p->eager = blocking && (a->coll == COLL_ALLREDUCE ? canon : !sizes_only(c, call)) &&
+               (a->count > 0 || a->coll == COLL_BARRIER) &&
+               gcl_eager_eligible(&c->peers, a->coll, a->count * a->elem_size);
+    p->direct = !p->eager && blocking && (canon || a->coll == COLL_ALLGATHER) &&
                 gcl_direct_eligible(&c->peers, a->coll, call_bytes(call, c->peers.size));
-    p->real = p->direct ? NULL : canon ? coll_algo_find(a->coll, "canonical") : p->pod;
-    p->mode = p->direct || canon ? GCL_SIM_REPLAY : GCL_SIM_CHARGE;
+    p->real = p->direct || p->eager ? NULL : canon ? coll_algo_find(a->coll, "canonical") : p->pod;
+    p->mode = p->direct || p->eager || canon ? GCL_SIM_REPLAY : GCL_SIM_CHARGE;
     /* Sizes only: no data to place, so the schedule is the pod's own, whose nodes (for a
      * hierarchical algorithm) are IPU-Link domains rather than instances. */
     p->pod_nodes = p->mode == GCL_SIM_CHARGE && sizes_only(c, call);
     log_plan(c, call, p, why);
+    return GCL_OK;
+}
+
+/* The hash of a plan's data path and pod algorithm, as the signature carries it. */
+static uint32_t path_hash(const gcl_plan_t *p)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", path_name(p),
+             p->mode == GCL_SIM_REPLAY ? p->pod->name : "");
+    return gcl_sig_hash(path);
+}
+
+/* The plan of CALL: the communicator's memo of the collective when the call has its shape,
+ * else planned afresh (and remembered). */
+static gcl_status_t plan_call(struct gcl_comm *c, const gcl_call_t *call, const coll_args_t *a,
+                              int blocking, const gcl_plan_memo_t **out)
+{
+    gcl_plan_memo_t *m = &c->plan_memo[call->coll];
+    int so = sizes_only(c, call);
+    *out = m;
+    if (m->valid && m->count == call->count && m->type == (int)call->type &&
+        m->op == (int)call->op && m->root == call->root && m->blocking == blocking &&
+        m->sizes_only == so)
+        return GCL_OK;
+    m->valid = 0;
+    GCL_CHECK(gcl_plan(c, call, a, blocking, &m->plan));
+    m->count = call->count;
+    m->type = (int)call->type;
+    m->op = (int)call->op;
+    m->root = call->root;
+    m->blocking = blocking;
+    m->sizes_only = so;
+    m->path_hash = path_hash(&m->plan);
+    m->stamp = ++c->stamps;
+    m->valid = 1;
     return GCL_OK;
 }
 
@@ -235,11 +278,8 @@ static coll_args_t call_args(struct gcl_comm *c, const gcl_call_t *call)
 
 /* The call's signature: what every message of it carries, and what peers compare. */
 static gcl_sig_t signature(struct gcl_comm *c, const gcl_call_t *call, const coll_args_t *a,
-                           const gcl_plan_t *p)
+                           uint32_t algo)
 {
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", p->direct ? "host_direct" : p->real->name,
-             p->mode == GCL_SIM_REPLAY ? p->pod->name : "");
     gcl_sig_t sig;
     memset(&sig, 0, sizeof sig);
     sig.seq = c->seq++;
@@ -249,20 +289,30 @@ static gcl_sig_t signature(struct gcl_comm *c, const gcl_call_t *call, const col
     sig.gkind = (uint8_t)c->peers.group.kind;
     sig.gsize = c->peers.size;
     sig.root = call->coll == COLL_BROADCAST ? call->root : -1;
-    sig.algo = gcl_sig_hash(path);
+    sig.algo = algo;
     sig.listhash = call->layout;
     sig.count = call->count;
     c->peers.hist[sig.seq % GCL_PEERS_HIST] = sig;
     return sig;
 }
 
-/* Builds the schedule the data path runs (none for host-direct). */
-static gcl_status_t build(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_t *p,
+/* Builds the schedule the data path runs (none for host-direct). A blocking call whose plan
+ * built the communicator's schedule last time finds it built (a schedule is a pure function of
+ * the algorithm and the call's arguments, which the plan's shape fixes). */
+static gcl_status_t build(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_memo_t *m,
                           const coll_args_t *a, coll_schedule_t *sched)
 {
+    const gcl_plan_t *p = &m->plan;
     const char *why = NULL;
+    if (sched == &c->sched) {
+        if (c->sched_stamp == m->stamp)
+            return GCL_OK;
+        c->sched_stamp = 0;
+    }
     coll_schedule_reset(sched);
-    int brc = p->direct ? 0 : coll_build(p->real, a, sched, &why);
+    int brc = p->direct || p->eager ? 0 : coll_build(p->real, a, sched, &why);
+    if (brc == 0 && sched == &c->sched)
+        c->sched_stamp = m->stamp;
     if (brc != 0)
         return reject(c, brc == -12 ? GCL_ERR_NO_HOST_MEMORY : GCL_ERR_INVALID_ARGUMENT, call->what,
                       "algorithm %s cannot run this call: %s", p->real->name,
@@ -271,10 +321,11 @@ static gcl_status_t build(struct gcl_comm *c, const gcl_call_t *call, const gcl_
 }
 
 /* Starts request R of CALL as planned; its failures go to R's record. */
-static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_t *p,
+static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_memo_t *m,
                           coll_args_t *a, struct gcl_request *r, int blocking)
 {
-    gcl_sig_t sig = signature(c, call, a, p);
+    const gcl_plan_t *p = &m->plan;
+    gcl_sig_t sig = signature(c, call, a, m->path_hash);
     const void *input = call->send;
     uint64_t in, outc, ia, oa;
     shape(call, c->peers.size, c->peers.rank, &in, &outc, &ia, &oa);
@@ -291,14 +342,16 @@ static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_
         return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
     if (p->pod_nodes)
         a->node_of = c->peers.pod_node_of;
-    GCL_CHECK(build(c, call, p, a, sched));
+    GCL_CHECK(build(c, call, m, a, sched));
     uint64_t key = ((uint64_t)c->peers.key << 32) | sig.seq;
     GCL_CHECK(gcl_exec_start(&r->x, &gcl_engine_messages, &c->peers, sched, input, call->recv, &sig,
-                             key, call->what, &r->err));
+                             key, call->what, &r->err, blocking));
     r->x.info.op = a->op;
     r->x.sim.sync = 1;
     if (p->direct)
         GCL_CHECK(gcl_direct_setup(&r->x, a));
+    if (p->eager)
+        GCL_CHECK(gcl_eager_setup(&r->x));
     if (p->mode == GCL_SIM_REPLAY)
         return gcl_sim_plan_replay(&r->x, p->pod, a);
     return gcl_sim_plan_charge(&r->x, p->pod, a, !blocking);
@@ -311,14 +364,16 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
         *out = NULL;
     GCL_CHECK(check_call(c, call));
     coll_args_t a = call_args(c, call);
-    gcl_plan_t p;
-    GCL_CHECK(gcl_plan(c, call, &a, blocking, &p));
-    c->last_used[call->coll] = p.direct ? "host_direct" : p.real->name;
-    c->last_pod[call->coll] = p.pod->name;
-    struct gcl_request *r = gcl_request_new(&c->peers);
+    const gcl_plan_memo_t *m;
+    GCL_CHECK(plan_call(c, call, &a, blocking, &m));
+    c->last_used[call->coll] = path_name(&m->plan);
+    c->last_pod[call->coll] = m->plan.pod->name;
+    struct gcl_request *r = blocking ? &c->blocking : gcl_request_new(&c->peers);
     if (!r)
         return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
-    gcl_status_t rc = start(c, call, &p, &a, r, blocking);
+    if (blocking)
+        gcl_request_reuse(r, &c->peers);
+    gcl_status_t rc = start(c, call, m, &a, r, blocking);
     if (rc != GCL_OK) {
         if (r->err.status != GCL_OK)
             gcl_err_move(&c->err, &r->err);
@@ -355,6 +410,7 @@ gcl_status_t gcl_comm_set_algorithm(gcl_comm_t comm, const char *collective, con
         return reject(comm, GCL_ERR_INVALID_ARGUMENT, "gcl_comm_set_algorithm",
                       "%s has no algorithm called \"%.40s\"", collective, algorithm);
     snprintf(comm->algo[c], sizeof comm->algo[c], "%s", name);
+    comm->plan_memo[c].valid = 0; /* the next call plans again */
     return GCL_OK;
 }
 

@@ -21,15 +21,6 @@ typedef struct {
     uint32_t layout;  /* 0, or the hash of a gcl_all_reduce_multi tensor list (in the signature) */
 } gcl_call_t;
 
-/* A call's plan: its data path and its simulated time (see collective.c). */
-typedef struct {
-    const coll_algo_t *pod;  /* the algorithm whose time the call is charged */
-    const coll_algo_t *real; /* the schedule its messages run; NULL for host-direct */
-    int direct;              /* host-direct */
-    gcl_sim_mode_t mode;     /* CHARGE the real schedule, or REPLAY the pod algorithm */
-    int pod_nodes;           /* sizes only (phantom): the schedule's nodes are the pod's ILDs */
-} gcl_plan_t;
-
 /* Plans CALL (with arguments A) on COMM: GCL_OK, or a failure in COMM's record. */
 gcl_status_t gcl_plan(struct gcl_comm *comm, const gcl_call_t *call, const coll_args_t *a,
                       int blocking, gcl_plan_t *p);

@@ -11,6 +11,7 @@
 
 #include "coll/algo.h"
 #include "ctx.h"
+#include "engine/request.h"
 
 /* The last automatic choice of a collective on this communicator: a call of the same shape
  * takes it without asking the instance's cache. */
@@ -19,12 +20,40 @@ typedef struct {
     const coll_algo_t *algo;
 } gcl_choice_memo_t;
 
+/* A call's plan: its data path and its simulated time (see collective.c). */
+typedef struct {
+    const coll_algo_t *pod;  /* the algorithm whose time the call is charged */
+    const coll_algo_t *real; /* the schedule its messages run; NULL for host-direct */
+    int direct;              /* host-direct */
+    int eager;               /* eager (engine/eager.c) */
+    gcl_sim_mode_t mode;     /* CHARGE the real schedule, or REPLAY the pod algorithm */
+    int pod_nodes;           /* sizes only (phantom): the schedule's nodes are the pod's ILDs */
+} gcl_plan_t;
+
+/* The plan of the last call of a collective on this communicator, by the call's shape (what
+ * planning depends on: the communicator's group is fixed): a call of the same shape takes its
+ * plan, its signature's path hash and, blocking, the schedule already built, without planning
+ * again. Forcing an algorithm on the communicator clears it. */
+typedef struct {
+    int valid;
+    size_t count;
+    int type, op, root, blocking, sizes_only;
+    uint32_t layout;
+    gcl_plan_t plan;
+    uint32_t path_hash; /* the signature's algo field */
+    uint64_t stamp;     /* names this plan; the communicator's schedule says which it holds */
+} gcl_plan_memo_t;
+
 struct gcl_comm {
     gcl_peers_t peers; /* what the engines see of the group */
     struct gcl_ctx *ctx;
     struct gcl_comm *next; /* in ctx->comms */
     uint32_t seq;          /* collectives started so far */
     coll_schedule_t sched; /* reused by blocking calls */
+    uint64_t sched_stamp;  /* the plan memo whose schedule it holds (0: none) */
+    uint64_t stamps;       /* plan memos made so far */
+    gcl_plan_memo_t plan_memo[COLL_COLLECTIVE_COUNT];
+    struct gcl_request blocking; /* the request of its blocking calls, one at a time */
     gcl_choice_memo_t memo[COLL_COLLECTIVE_COUNT];
     const char *logged[COLL_COLLECTIVE_COUNT];    /* the data path last logged */
     char algo[COLL_COLLECTIVE_COUNT][48];         /* forced per communicator, "" if not */

@@ -11,7 +11,7 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "comm.h"
-#include "engine/messages.h"
+#include "engine/engines.h"
 #include "engine/request.h"
 
 #define P2P_MAX_TAG (1 << 20)
@@ -109,7 +109,7 @@ static gcl_status_t p2p(struct gcl_ctx *ctx, int peer, const void *buf, size_t c
     if (rc == GCL_OK)
         rc =
             gcl_exec_start(&r->x, &gcl_engine_messages, &comm->peers, &r->own, is_send ? buf : NULL,
-                           is_send ? NULL : (void *)buf, &sig, key, what, &r->err);
+                           is_send ? NULL : (void *)buf, &sig, key, what, &r->err, 0);
     if (rc != GCL_OK) {
         if (r->err.status != GCL_OK)
             gcl_err_move(&ctx->err, &r->err);

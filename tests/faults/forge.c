@@ -54,7 +54,7 @@ static int attach_checks(void)
     char name[64], err[256];
     snprintf(name, sizeof name, "/gcl-faults-forge-%d-%02x%02x%02x%02x", (int)getpid(), nonce[0],
              nonce[1], nonce[2], nonce[3]);
-    gcl_hostbox_sizes_t sizes = {2, 2, 4096, 65536};
+    gcl_hostbox_sizes_t sizes = {2, 2, 4096, 65536, 0};
     gcl_hostbox_t job;
     gcl_status_t rc = gcl_hostbox_create(&job, name, token, 4, &sizes, err, sizeof err);
     check(rc == GCL_OK, "the job creates its segment", rc == GCL_OK ? name : err);

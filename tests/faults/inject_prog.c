@@ -5,8 +5,9 @@
  * replicas of IPUS_PER_REPLICA (default 2) IPUs; under poprun, poprun's layout.
  *
  * IPU 0 of every replica: two buffers of simulated IPU memory (gcl_ipu_malloc), communicators over
- * all replicas and over consecutive pairs, then all_reduce of 64 floats (messages) and of 8192 (32
- * KiB: host-direct on one host), blocking; the same two started together (non-blocking, on the two
+ * all replicas and over consecutive pairs, then all_reduce of 64 floats (eager on one host, by
+ * messages over GCL_TRANSPORT=ofi or mpi) and of 8192 (32 KiB: host-direct on one host),
+ * blocking; the same two started together (non-blocking, by messages, on the two
  * communicators), one completed by gcl_wait, the other by a gcl_test loop; reduce_scatter and
  * all_gather big enough for host-direct, broadcast, barrier, all_to_all, an all_reduce_multi of two
  * tensors apart (staged); a send from IPU 0 of each replica to its IPU 1, which does nothing else;
@@ -82,7 +83,7 @@ static void members_of(gcl_ctx_t ctx, int size, int *out)
             return try_rc_;                                                                        \
     } while (0)
 
-/* Blocking and non-blocking all_reduce, small (messages) and large (host-direct). */
+/* Blocking and non-blocking all_reduce, small (eager, or messages) and large (host-direct). */
 static gcl_status_t all_reduces(job_t *j, gcl_ctx_t ctx, gcl_comm_t all, gcl_comm_t pairs,
                                 const float *in, float *out)
 {

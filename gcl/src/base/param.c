@@ -66,6 +66,10 @@ static const param_def_t params[] = {
      "all_reduce, reduce_scatter and all_gather of at least this many bytes per replica, over "
      "a group that shares one host, run host-direct (straight out of shared memory) instead of "
      "by messages; larger than any call turns it off"},
+    {"GCL_EAGER_MAX_BYTES", "16384", P_LONG, OFF(eager_max_bytes), 0, 1 << 20, NULL, 0,
+     "blocking all_reduce and broadcast of at most this many bytes per replica, and barrier, over "
+     "a group of at most 64 replicas that shares one host, run eager: each replica posts its "
+     "data in a cell of the host box that every peer reads and folds; 0 turns it off"},
     {"GCL_SHM_CMA", "1", P_LONG, OFF(shm_cma), 0, 1, NULL, 0,
      "1: host-direct calls between processes read and write each other's buffers in place "
      "(process_vm_readv/writev) when the kernel allows it; 0: always copy through the host "

@@ -25,6 +25,7 @@ typedef struct {
     long mpi_chunk_bytes;
     long shm_direct_bytes; /* per IPU, each of the host-direct input and result regions */
     long direct_min_bytes; /* smallest call that goes host-direct */
+    long eager_max_bytes;  /* largest call that goes eager (engine/eager.c); 0: never */
     long shm_cma;          /* let host-direct calls read and write peers' buffers in place */
     char transport[16];    /* auto, shm, ofi or mpi */
     char ofi_provider[64];

@@ -27,9 +27,19 @@ static inline uint32_t gcl_doorbell_read(gcl_doorbell_t *d)
     return atomic_load(&d->rings);
 }
 
-/* Rings D: wakes its thread if it sleeps. */
+/* Rings D: counts the ring and wakes its thread if it sleeps. For news its thread's work does
+ * not show (an abort, a failure): a thread about to sleep sees that the count moved. */
 void gcl_doorbell_ring(gcl_doorbell_t *d);
 
+/* Rings D only if its thread sleeps or is about to: for news in memory its thread's progress
+ * pass reads (a posted or freed slot, a barrier arrival), published before the call. A sleeper
+ * announces its sleep and then makes one more pass (gcl_waiter_idle's RECHECK), so either it
+ * sees the news or this sees it sleeping (both sides order their store before their load with
+ * a full fence). Costs one read of a line that nobody writes while its thread is awake, instead
+ * of a write to it: the thread that polls it keeps it in its cache. */
+void gcl_doorbell_notify(gcl_doorbell_t *d);
+
+/* The clocks are read lazily: a call that completes in its first passes reads none. */
 typedef struct {
     double last_progress; /* seconds (monotonic) */
     double next_check;
@@ -37,7 +47,8 @@ typedef struct {
     long spin_count;
     long idle; /* idle calls since the last progress */
     int warned;
-    double last_look; /* when its caller last looked (a check or an idle pass) */
+    int moved;        /* progress since the clock was last read */
+    double last_look; /* when its caller last looked (a check or an idle pass); 0: not yet */
 } gcl_waiter_t;
 
 double gcl_now(void);
@@ -55,12 +66,17 @@ void gcl_waiter_resume(gcl_waiter_t *w);
 int gcl_waiter_due(gcl_waiter_t *w);
 
 /*
- * Waits a little after a pass that made no progress. SEEN is the thread's doorbell BELL as read
- * before the pass (gcl_doorbell_read), so a ring that came in since wakes us at once. MUST_POLL:
- * something we wait on does not ring. Returns 1 when about 100 ms have passed since the last check
- * (time for the caller's liveness checks), else 0.
+ * Waits a little after a pass that made no progress: spins (a bounded number of passes, the
+ * waiter's spin count), then yields the core a few times, then sleeps on its doorbell BELL.
+ * SEEN is BELL as read before the pass (gcl_doorbell_read), so a ring that came in since wakes
+ * us at once. Before sleeping it announces the sleep and calls RECHECK(ARG), one more pass of
+ * the caller's work (1 if it moved anything): news that was only notified
+ * (gcl_doorbell_notify) is found there. MUST_POLL: something we wait on does not ring. Returns
+ * 1 when about 100 ms have passed since the last check (time for the caller's liveness checks),
+ * else 0.
  */
-int gcl_waiter_idle(gcl_waiter_t *w, gcl_doorbell_t *bell, uint32_t seen, int must_poll);
+int gcl_waiter_idle(gcl_waiter_t *w, gcl_doorbell_t *bell, uint32_t seen, int must_poll,
+                    int (*recheck)(void *arg), void *arg);
 
 /* Seconds since the last progress. */
 double gcl_waiter_stalled(const gcl_waiter_t *w);

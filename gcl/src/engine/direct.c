@@ -1,6 +1,7 @@
 /*
  * Host-direct collectives: all_reduce, reduce_scatter and all_gather over a group whose ranks
- * all share this host, done straight in memory instead of by messages.
+ * all share this host, done straight in memory instead of by messages. Declared in
+ * engine/engines.h.
  *
  * A rank reaches its peers' buffers in one of three ways, the same for the whole group:
  *   pointer  every rank is in this process: plain loads and stores;
@@ -35,7 +36,7 @@
 #include <string.h>
 
 #include "coll/canon.h"
-#include "engine/direct.h"
+#include "engine/engines.h"
 #include "engine/direct_move.h"
 #include "engine/simtime.h"
 #include "base/fault.h"
@@ -111,7 +112,7 @@ static void arrive(gcl_exec_t *x)
         return;
     for (int r = 0; r < c->size; r++)
         if (r != c->rank)
-            gcl_hostbox_ring(&me->host->hb, me->job->ipu_hostlocal[c->ipus[r]]);
+            gcl_hostbox_notify(&me->host->hb, me->job->ipu_hostlocal[c->ipus[r]]);
 }
 
 /* ---- the protocol ---- */

@@ -8,9 +8,31 @@
 
 #include "base/fault.h"
 
+/* The message counts of X: its own, or its group's (zeroed) when it borrows them. */
+static int counts(gcl_exec_t *x, gcl_peers_t *peers, int borrow)
+{
+    size_t n = (size_t)peers->size;
+    if (!borrow) {
+        x->sent = gcl_calloc(2 * n, sizeof *x->sent);
+        x->recvd = x->sent ? x->sent + n : NULL;
+        return x->sent != NULL;
+    }
+    gcl_group_scratch_t *g = &peers->scratch;
+    if (!g->counts && !(g->counts = gcl_malloc(2 * n * sizeof *g->counts)))
+        return 0;
+    x->lent = g;
+    memset(g->counts, 0, 2 * n * sizeof *g->counts);
+    x->sent = g->counts;
+    x->recvd = g->counts + n;
+    x->xfers = g->xfers;
+    x->xcap = g->xcap;
+    return 1;
+}
+
 gcl_status_t gcl_exec_start(gcl_exec_t *x, const struct gcl_engine *engine, gcl_peers_t *peers,
                             const coll_schedule_t *sched, const void *in, void *out,
-                            const gcl_sig_t *sig, uint64_t key, const char *what, gcl_err_t *err)
+                            const gcl_sig_t *sig, uint64_t key, const char *what, gcl_err_t *err,
+                            int borrow)
 {
     memset(x, 0, sizeof *x);
     x->engine = engine;
@@ -29,24 +51,24 @@ gcl_status_t gcl_exec_start(gcl_exec_t *x, const struct gcl_engine *engine, gcl_
                                  coll_dtype_size((coll_dtype_t)sig->dtype), peers->size};
     x->bufs[COLL_BUF_IN] = (void *)in;
     x->bufs[COLL_BUF_OUT] = out;
-    size_t n = (size_t)peers->size;
-    x->sent = gcl_calloc(n, sizeof *x->sent);
-    x->recvd = gcl_calloc(n, sizeof *x->recvd);
-    if (x->sched->tmp_count > 0)
+    int ok = counts(x, peers, borrow);
+    if (ok && x->sched->tmp_count > 0)
         x->bufs[COLL_BUF_TMP] = x->tmp_alloc = gcl_malloc(x->sched->tmp_count * x->info.elem_size);
-    if (!x->sent || !x->recvd || (x->sched->tmp_count > 0 && !x->tmp_alloc)) {
+    if (!ok || (x->sched->tmp_count > 0 && !x->tmp_alloc)) {
         gcl_exec_finish(x);
         return gcl_err_set(err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", what);
     }
     return GCL_OK;
 }
 
-/* Frees what a call's simulated time holds. */
-static void simplan_free(gcl_simplan_t *p)
+/* Frees what a call's simulated time holds (its entries are its group's when LENT). */
+static void simplan_free(gcl_simplan_t *p, int lent)
 {
     free(p->mult_own);
-    free(p->entry);
-    free(p->seen);
+    if (!lent) {
+        free(p->entry);
+        free(p->seen);
+    }
     p->mult_own = NULL;
     p->entry = NULL;
     p->seen = NULL;
@@ -54,14 +76,21 @@ static void simplan_free(gcl_simplan_t *p)
 
 void gcl_exec_finish(gcl_exec_t *x)
 {
+    if (x->engine && x->engine->finish)
+        x->engine->finish(x);
     for (uint32_t i = 0; i < x->nxfers; i++)
         if (!x->xfers[i].done && x->xfers[i].tp->cancel)
             x->xfers[i].tp->cancel(&x->xfers[i]);
-    free(x->xfers);
-    free(x->sent);
-    free(x->recvd);
+    if (x->lent) { /* the group keeps them for its next blocking call */
+        x->lent->xfers = x->xfers;
+        x->lent->xcap = x->xcap;
+    } else {
+        free(x->xfers);
+        free(x->sent);
+    }
     free(x->tmp_alloc);
-    simplan_free(&x->sim);
+    simplan_free(&x->sim, x->lent != NULL);
+    x->lent = NULL;
     free(x->direct.acc);
     free(x->direct.leaves);
     free(x->direct.in_at);

@@ -60,6 +60,15 @@ typedef struct {
                              * (then reached with process_vm_readv/writev) */
 } gcl_direct_t;
 
+/* An eager call (eager.h): its cell, and where it found each peer's. */
+typedef struct {
+    int phase;
+    int cell;                       /* ours, once claimed */
+    int found;                      /* ranks whose cell is found (ours included) */
+    int acked;                      /* we acked what we read */
+    int8_t at[GCL_EAGER_MAX_RANKS]; /* each rank's cell, -1 until found */
+} gcl_eager_t;
+
 struct gcl_engine;
 
 typedef struct gcl_exec {
@@ -80,16 +89,20 @@ typedef struct gcl_exec {
     int posted;    /* its transfers have started */
     gcl_xfer_t *xfers;
     uint32_t nxfers, xcap;
-    uint32_t *sent, *recvd; /* [group size]: messages so far to / from each rank */
+    uint32_t *sent, *recvd;    /* [group size]: messages so far to / from each rank */
+    gcl_group_scratch_t *lent; /* a blocking call's: its group's memory, not to be freed */
     gcl_simplan_t sim;
     gcl_direct_t direct;
+    gcl_eager_t eager;
 } gcl_exec_t;
 
 /* Prepares X to run SCHED over PEERS on ENGINE with IN and OUT (KEY = the call's key0);
- * failures go to ERR. Host-direct calls set their engine up afterwards (gcl_direct_setup). */
+ * failures go to ERR. Host-direct calls set their engine up afterwards (gcl_direct_setup).
+ * BORROW: a blocking call, which uses its group's scratch memory (peers.h) instead of its own. */
 gcl_status_t gcl_exec_start(gcl_exec_t *x, const struct gcl_engine *engine, gcl_peers_t *peers,
                             const coll_schedule_t *sched, const void *in, void *out,
-                            const gcl_sig_t *sig, uint64_t key, const char *what, gcl_err_t *err);
+                            const gcl_sig_t *sig, uint64_t key, const char *what, gcl_err_t *err,
+                            int borrow);
 /* Frees what X holds, cancelling transfers left unfinished by a failure. */
 void gcl_exec_finish(gcl_exec_t *x);
 
@@ -115,6 +128,8 @@ typedef struct gcl_engine {
     void (*where)(const gcl_exec_t *x, char *buf, size_t len);
     /* Whether waiting must poll: something it waits on does not ring the doorbell. */
     int (*polls)(const gcl_exec_t *x);
+    /* Optional: lets go of what the call holds in the host box, done or failed. */
+    void (*finish)(gcl_exec_t *x);
 } gcl_engine_t;
 
 #endif /* GCL_EXEC_H */

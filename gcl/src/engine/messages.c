@@ -1,9 +1,10 @@
 /*
  * The message engine: runs one rank's schedule (collectives/) over the transports, step by
  * step. A state machine, so that blocking calls and non-blocking requests share it: start, then
- * progress until done (or wait, which progresses and sleeps in between).
+ * progress until done (or wait, which progresses and sleeps in between). Declared in
+ * engine/engines.h.
  */
-#include "engine/messages.h"
+#include "engine/engines.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -47,6 +47,14 @@ void gcl_charge_memo_free(gcl_charge_memo_t *m)
 void gcl_peers_free(gcl_peers_t *p)
 {
     gcl_charge_memo_free(&p->charge);
+    free(p->replay.offsets);
+    free(p->scratch.counts);
+    free(p->scratch.entry);
+    free(p->scratch.seen);
+    free(p->scratch.xfers);
+    free(p->scratch.fold);
+    memset(&p->replay, 0, sizeof p->replay);
+    memset(&p->scratch, 0, sizeof p->scratch);
     free(p->members);
     free(p->ipus);
     free(p->node_of);

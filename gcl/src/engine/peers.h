@@ -41,6 +41,7 @@ typedef struct {
     int global_ipu;
     int hostlocal;                 /* its index in the host box */
     int phantom;                   /* buffers may carry sizes and no data */
+    int eager_next;                /* the eager cell it tries first (eager.c) */
     struct gcl_request *active;    /* started, unfinished requests: progressed by every wait */
     const gcl_err_t *last_failure; /* the record of its latest failure */
 } gcl_ipu_t;
@@ -55,6 +56,28 @@ typedef struct {
 
 /* Frees a charge memo's queue places. */
 void gcl_charge_memo_free(gcl_charge_memo_t *m);
+
+/* The simulated time of the last replayed call (simtime.c): a replay is a pure function of the
+ * pod algorithm, the call and how far apart the ranks entered it (the group is fixed), so a call
+ * of the same shape entered with the same offsets takes its idle and exchange time from here. */
+typedef struct {
+    const coll_algo_t *pod; /* NULL: empty */
+    coll_args_t a;
+    sim_time_t *offsets; /* [size]: each rank's entry clock minus the earliest */
+    sim_time_t idle, exch;
+} gcl_replay_memo_t;
+
+/* What a group lends its blocking calls (exec.c, messages.c, simtime.c), kept from one call to
+ * the next: an IPU runs one blocking call at a time, so no two calls use it at once. */
+typedef struct {
+    uint32_t *counts;  /* [2 x size]: messages so far to and from each rank */
+    sim_time_t *entry; /* [size]: each rank's clock at entry (REPLAY) */
+    char *seen;        /* [size]: which entries are known */
+    gcl_xfer_t *xfers; /* a step's transfers */
+    uint32_t xcap;
+    void *fold; /* an eager all_reduce's scratch for the tree's partial sums */
+    size_t fold_cap;
+} gcl_group_scratch_t;
 
 /* Calls whose signatures a group remembers: a peer still in one of them is checked against it
  * (diag.c). */
@@ -76,6 +99,10 @@ typedef struct {
     uint32_t key;               /* names the group's calls in every message */
     gcl_sig_t hist[GCL_PEERS_HIST]; /* the signatures of its latest calls, at [seq % HIST] */
     gcl_charge_memo_t charge;       /* simulated time of its last call shape */
+    gcl_replay_memo_t replay;       /* and of its last replayed call */
+    sim_time_t sync;                /* one synchronisation of the group, once known */
+    int sync_known;
+    gcl_group_scratch_t scratch; /* lent to its blocking calls */
     gcl_err_t *record; /* where its calls' outcomes go: its communicator's error record, or the
                         * IPU context's for point-to-point */
 } gcl_peers_t;

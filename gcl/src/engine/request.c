@@ -22,13 +22,28 @@ struct gcl_request *gcl_request_new(gcl_peers_t *peers)
     return r;
 }
 
+void gcl_request_reuse(struct gcl_request *r, gcl_peers_t *peers)
+{
+    memset(&r->x, 0, sizeof r->x);
+    r->peers = peers;
+    r->next = NULL;
+    r->finished = 0;
+    r->status = GCL_OK;
+    r->scratch = NULL;
+    r->err = (gcl_err_t)GCL_ERR_INIT;
+    r->kept = 1;
+    coll_schedule_init(&r->own);
+}
+
 static void free_request(struct gcl_request *r)
 {
     gcl_exec_finish(&r->x);
     coll_schedule_free(&r->own);
     gcl_err_clear(&r->err);
     free(r->scratch);
-    free(r);
+    r->scratch = NULL;
+    if (!r->kept)
+        free(r);
 }
 
 void gcl_request_discard(struct gcl_request *r)
@@ -148,6 +163,12 @@ static void check(struct gcl_request *r)
         fail_request(r, st);
 }
 
+/* The pass a thread makes after announcing that it is about to sleep (wait.h). */
+static int recheck(void *ipu)
+{
+    return gcl_ipu_progress(ipu);
+}
+
 gcl_status_t gcl_request_complete(struct gcl_request *r)
 {
     gcl_ipu_t *ipu = r->peers->ipu;
@@ -167,7 +188,7 @@ gcl_status_t gcl_request_complete(struct gcl_request *r)
                 check(r);
             continue;
         }
-        if (gcl_waiter_idle(&r->w, bell, seen, any_polls(ipu)))
+        if (gcl_waiter_idle(&r->w, bell, seen, any_polls(ipu), recheck, ipu) && !r->finished)
             check(r);
     }
     return retire(r);

@@ -18,10 +18,14 @@ struct gcl_request {
     gcl_status_t status;
     gcl_err_t err;  /* its failure, until it retires into its group's record */
     gcl_waiter_t w; /* its timeout and liveness checks, for gcl_wait and gcl_test alike */
+    int kept;       /* a blocking call's, kept by its caller for the next: never freed here */
 };
 
 /* A request over PEERS, or NULL (and PEERS's record says so) when out of memory. */
 struct gcl_request *gcl_request_new(gcl_peers_t *peers);
+/* Makes R, memory its caller keeps (a communicator's, for its blocking calls), a fresh request
+ * over PEERS; retiring it does not free it. */
+void gcl_request_reuse(struct gcl_request *r, gcl_peers_t *peers);
 /* Frees a request that was never launched. */
 void gcl_request_discard(struct gcl_request *r);
 /* Adds R (its executor started, simulated time planned) to its IPU's outstanding requests and

@@ -40,8 +40,18 @@ gcl_status_t gcl_sim_plan_replay(gcl_exec_t *x, const coll_algo_t *pod, const co
     p->pod = pod;
     p->pod_args = *a;
     p->pod_args.node_of = p->pod_args.host_of = NULL;
-    p->entry = gcl_calloc((size_t)x->peers->size, sizeof *p->entry);
-    p->seen = gcl_calloc((size_t)x->peers->size, 1);
+    size_t n = (size_t)x->peers->size;
+    gcl_group_scratch_t *g = x->lent;
+    if (g && !g->entry && (g->entry = gcl_malloc(n * sizeof *g->entry)))
+        g->seen = gcl_malloc(n);
+    if (g && g->entry && g->seen) {
+        p->entry = g->entry;
+        p->seen = g->seen;
+        memset(p->seen, 0, n);
+    } else if (!g) {
+        p->entry = gcl_calloc(n, sizeof *p->entry);
+        p->seen = gcl_calloc(n, 1);
+    }
     if (!p->entry || !p->seen)
         return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", x->what);
     return GCL_OK;
@@ -102,9 +112,10 @@ void gcl_sim_call_begin(gcl_exec_t *x)
     gcl_peers_t *c = x->peers;
     gcl_sim_ipu_t *ipu = sim_ipu(x);
     x->sim.call_start = ipu->stats.clock;
-    sim_time_t t = 0;
-    if (x->sim.sync && c->size > 1 && sim_sync_time(c->ipu->sim->topo, c->ipus, c->size, &t) == 0)
-        sim_stats_advance(&ipu->stats, SIM_ACT_SYNC, t);
+    if (x->sim.sync && c->size > 1 && !c->sync_known) /* a pure function of the group */
+        c->sync_known = sim_sync_time(c->ipu->sim->topo, c->ipus, c->size, &c->sync) == 0 ? 1 : -1;
+    if (x->sim.sync && c->size > 1 && c->sync_known == 1)
+        sim_stats_advance(&ipu->stats, SIM_ACT_SYNC, c->sync);
     x->sim.t = ipu->stats.clock;
     x->sim.idle_acc = x->sim.exch_acc = 0;
     if (x->sim.mode == GCL_SIM_REPLAY) { /* what every peer learns as this rank's entry */
@@ -176,6 +187,42 @@ void gcl_sim_step_done(gcl_exec_t *x)
     x->sim.t = end;
 }
 
+/* Whether the group's last replay was of this very call shape, entered with the same offsets:
+ * then *IDLE and *EXCH are its outcome (gcl_simcache_replay would compute the same). */
+static int memo_replay(gcl_exec_t *x, sim_time_t *idle, sim_time_t *exch)
+{
+    const gcl_replay_memo_t *m = &x->peers->replay;
+    int n = x->peers->size;
+    if (m->pod != x->sim.pod || !choice_same_call(&m->a, &x->sim.pod_args))
+        return 0;
+    sim_time_t lo = x->sim.entry[0];
+    for (int q = 1; q < n; q++)
+        lo = x->sim.entry[q] < lo ? x->sim.entry[q] : lo;
+    for (int q = 0; q < n; q++)
+        if (x->sim.entry[q] - lo != m->offsets[q])
+            return 0;
+    *idle = m->idle;
+    *exch = m->exch;
+    return 1;
+}
+
+static void remember_replay(gcl_exec_t *x, sim_time_t idle, sim_time_t exch)
+{
+    gcl_replay_memo_t *m = &x->peers->replay;
+    int n = x->peers->size;
+    if (!m->offsets && !(m->offsets = gcl_malloc((size_t)n * sizeof *m->offsets)))
+        return;
+    sim_time_t lo = x->sim.entry[0];
+    for (int q = 1; q < n; q++)
+        lo = x->sim.entry[q] < lo ? x->sim.entry[q] : lo;
+    for (int q = 0; q < n; q++)
+        m->offsets[q] = x->sim.entry[q] - lo;
+    m->pod = x->sim.pod;
+    m->a = x->sim.pod_args;
+    m->idle = idle;
+    m->exch = exch;
+}
+
 static gcl_status_t replay(gcl_exec_t *x)
 {
     gcl_peers_t *c = x->peers;
@@ -187,10 +234,12 @@ static gcl_status_t replay(gcl_exec_t *x)
             return GCL_OK;
         }
     sim_time_t idle = 0, exch = 0;
-    if (gcl_simcache_replay(s->cache, s->topo, x->sim.pod, &x->sim.pod_args, c->ipus, x->sim.entry,
+    if (!memo_replay(x, &idle, &exch) &&
+        gcl_simcache_replay(s->cache, s->topo, x->sim.pod, &x->sim.pod_args, c->ipus, x->sim.entry,
                             c->rank, &idle, &exch) != GCL_OK)
         return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY,
                            "%s: out of host memory replaying the simulated time", x->what);
+    remember_replay(x, idle, exch);
     x->sim.idle_acc += idle;
     x->sim.exch_acc += exch;
     x->sim.t += idle + exch;

@@ -67,7 +67,8 @@ static gcl_status_t setup_hostbox(struct gcl_instance *inst)
     gcl_host_t *h = &inst->host;
     int leader, local = gcl_job_instances_here(j, &leader), host_ipus = 0;
     gcl_hostbox_sizes_t sizes = {(int)p->shm_slots, (int)p->shm_chunks, (size_t)p->shm_chunk_bytes,
-                                 (size_t)p->shm_direct_bytes};
+                                 (size_t)p->shm_direct_bytes,
+                                 inst->phantom ? 0 : (size_t)p->eager_max_bytes};
     char err[256] = "";
     for (int i = 0; i < j->num_ipus; i++)
         host_ipus += j->ipu_hostlocal[i] >= 0;

@@ -36,7 +36,13 @@ static void layout(gcl_hostbox_header_t *h, int num_ipus, const gcl_hostbox_size
     h->off_pool =
         round_up(h->off_slots + n * n * (size_t)z->slots * sizeof(gcl_hostbox_slot_t), 4096);
     h->off_direct = round_up(h->off_pool + n * chunks * z->chunk_bytes, 4096);
-    h->total_bytes = round_up(h->off_direct + n * 2 * direct, 4096);
+    h->off_eager = round_up(h->off_direct + n * 2 * direct, 4096);
+    h->eager_bytes = z->eager_bytes;
+    h->eager_cell_bytes = z->eager_bytes == 0 ? 0
+                                              : round_up(GCL_EAGER_HEAD + z->eager_bytes, 64) +
+                                                    GCL_EAGER_MAX_RANKS * sizeof(uint64_t) +
+                                                    round_up(sizeof(gcl_eager_owner_t), 64);
+    h->total_bytes = round_up(h->off_eager + n * GCL_EAGER_CELLS * h->eager_cell_bytes, 4096);
 }
 
 static void bind(gcl_hostbox_t *hb, void *base, size_t size)
@@ -48,6 +54,9 @@ static void bind(gcl_hostbox_t *hb, void *base, size_t size)
     hb->slots = (gcl_hostbox_slot_t *)((char *)base + h->off_slots);
     hb->pool = (char *)base + h->off_pool;
     hb->direct = (char *)base + h->off_direct;
+    hb->eager = (char *)base + h->off_eager;
+    hb->eager_bytes = h->eager_bytes;
+    hb->eager_cell_bytes = h->eager_cell_bytes;
     hb->num_ipus = (int)h->num_ipus;
     hb->nslots = (int)h->slots;
     hb->nchunks = (int)h->chunks;
@@ -262,7 +271,7 @@ void gcl_hostbox_release_slot(gcl_hostbox_t *hb, int src, int dst, int slot)
 {
     atomic_store_explicit(&gcl_hostbox_slot(hb, src, dst, slot)->state, GCL_SLOT_FREE,
                           memory_order_release);
-    gcl_hostbox_ring(hb, src);
+    gcl_hostbox_notify(hb, src);
 }
 
 void gcl_hostbox_reject_slot(gcl_hostbox_t *hb, int src, int dst, int slot)

@@ -87,12 +87,39 @@ typedef struct {
     int32_t after_other;
 } gcl_hostbox_ipu_t;
 
+/*
+ * Eager cells (engine/eager.c): each IPU's mailboxes for the small calls of a group that shares
+ * the host. The owner publishes a call in one of its GCL_EAGER_CELLS cells: KEY set to 0, then
+ * the clock, the signature and the data, then KEY set to the call's key0 (release); every other
+ * rank of the call finds it by KEY, reads it, checks that KEY still holds (a seqlock), and acks
+ * it by writing key0 into its own word of ACK (rank order). The owner takes a cell again only
+ * once every reader of its last call has acked (or that call was of an earlier gcl_run). The
+ * first 16 bytes of data share the cache line of the key: an 8-byte all_reduce moves one line.
+ */
+#define GCL_EAGER_CELLS     4
+#define GCL_EAGER_MAX_RANKS 64
+#define GCL_EAGER_HEAD      48 /* bytes before the data */
+
+typedef struct {
+    _Atomic uint64_t key; /* key0 of the call it holds; 0 while it is written */
+    uint64_t clock;       /* the owner's simulated clock at entry */
+    gcl_sig_t sig;
+} gcl_eager_head_t;
+_Static_assert(sizeof(gcl_eager_head_t) == GCL_EAGER_HEAD, "the data starts after 48 bytes");
+
+/* What only the owner writes: whom it waits on before it may take the cell again. */
+typedef struct {
+    uint32_t run_gen;                     /* the gcl_run of the call it holds */
+    int32_t n, rank;                      /* its group's size and the owner's rank in it */
+    int32_t readers[GCL_EAGER_MAX_RANKS]; /* the global IPU of each rank */
+} gcl_eager_owner_t;
+
 typedef struct {
     uint64_t magic;
     uint8_t token[16];
     uint32_t num_ipus, slots, chunks;
-    uint64_t chunk_bytes, direct_bytes;
-    uint64_t off_ipus, off_slots, off_pool, off_direct, total_bytes;
+    uint64_t chunk_bytes, direct_bytes, eager_bytes, eager_cell_bytes;
+    uint64_t off_ipus, off_slots, off_pool, off_direct, off_eager, total_bytes;
 } gcl_hostbox_header_t;
 
 /* How big the parts of a host box are. */
@@ -101,6 +128,7 @@ typedef struct {
     int chunks;          /* staging chunks per IPU (shared segments only) */
     size_t chunk_bytes;  /* bytes per staging chunk */
     size_t direct_bytes; /* per IPU, each of the two host-direct regions (shared segments only) */
+    size_t eager_bytes;  /* data bytes per eager cell (0: no cells) */
 } gcl_hostbox_sizes_t;
 
 typedef struct {
@@ -110,9 +138,11 @@ typedef struct {
     gcl_hostbox_slot_t *slots;
     char *pool;
     char *direct;
+    char *eager;
     int num_ipus, nslots, nchunks;
     size_t chunk_bytes, direct_bytes;
-    char name[112]; /* the segment's name, "" for anonymous memory */
+    size_t eager_bytes, eager_cell_bytes; /* data bytes of a cell; the cell's stride */
+    char name[112];                       /* the segment's name, "" for anonymous memory */
     int unlinked;
 } gcl_hostbox_t;
 
@@ -158,10 +188,40 @@ static inline char *gcl_hostbox_direct(const gcl_hostbox_t *hb, int ipu, int whi
                             : NULL;
 }
 
-/* Wakes IPU's thread if it sleeps. */
+/* IPU's eager cell I: its head (the data follows it), its acks and its owner's record. */
+static inline gcl_eager_head_t *gcl_hostbox_eager(const gcl_hostbox_t *hb, int ipu, int i)
+{
+    return (gcl_eager_head_t *)(hb->eager +
+                                ((size_t)ipu * GCL_EAGER_CELLS + (size_t)i) * hb->eager_cell_bytes);
+}
+
+static inline char *gcl_eager_data(gcl_eager_head_t *h)
+{
+    return (char *)h + GCL_EAGER_HEAD;
+}
+
+static inline _Atomic uint64_t *gcl_eager_acks(const gcl_hostbox_t *hb, gcl_eager_head_t *h)
+{
+    size_t at = (GCL_EAGER_HEAD + hb->eager_bytes + 63) / 64 * 64;
+    return (_Atomic uint64_t *)((char *)h + at);
+}
+
+static inline gcl_eager_owner_t *gcl_eager_owner(const gcl_hostbox_t *hb, gcl_eager_head_t *h)
+{
+    return (gcl_eager_owner_t *)(gcl_eager_acks(hb, h) + GCL_EAGER_MAX_RANKS);
+}
+
+/* Wakes IPU's thread if it sleeps, and counts the ring (news its work does not show). */
 static inline void gcl_hostbox_ring(gcl_hostbox_t *hb, int ipu)
 {
     gcl_doorbell_ring(&hb->ipus[ipu].bell);
+}
+
+/* Wakes IPU's thread if it sleeps or is about to, for news its progress pass reads in the host
+ * box (gcl_doorbell_notify). */
+static inline void gcl_hostbox_notify(gcl_hostbox_t *hb, int ipu)
+{
+    gcl_doorbell_notify(&hb->ipus[ipu].bell);
 }
 /* Whether process PID is gone (a peer that died while it held something in the host box). */
 int gcl_hostbox_pid_gone(int32_t pid);

@@ -45,7 +45,7 @@ static int local_send(gcl_xfer_t *x)
     s->sim_send = x->sim_send;
     s->sim_time = x->sim_arrival;
     atomic_store_explicit(&s->state, GCL_SLOT_FULL, memory_order_release);
-    gcl_hostbox_ring(hb, x->peer_hl);
+    gcl_hostbox_notify(hb, x->peer_hl);
     x->slot = i;
     return 1;
 }

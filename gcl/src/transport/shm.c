@@ -67,7 +67,7 @@ static int post_piece(gcl_xfer_t *x, gcl_hostbox_t *hb, int me)
     s->sim_send = x->sim_send;
     s->sim_time = x->sim_arrival;
     atomic_store_explicit(&s->state, GCL_SLOT_FULL, memory_order_release);
-    gcl_hostbox_ring(hb, x->peer_hl);
+    gcl_hostbox_notify(hb, x->peer_hl);
     x->pos += n;
     x->piece++;
     return 1;

@@ -270,11 +270,11 @@ static void test_wait_doorbell(void **state)
     pthread_t t;
     uint32_t seen = atomic_load(&hb.ipus[0].bell.rings);
     for (int i = 0; i < 52; i++) /* past the yields: the next idle calls sleep */
-        gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0);
+        gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0, NULL, NULL);
     pthread_create(&t, NULL, ring_later, &r);
     double t0 = gcl_now();
     while (atomic_load(&hb.ipus[0].bell.rings) == seen && gcl_now() - t0 < 5)
-        gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0);
+        gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0, NULL, NULL);
     pthread_join(t, NULL);
     assert_int_not_equal(atomic_load(&hb.ipus[0].bell.rings), seen);
     assert_int_equal(atomic_load(&hb.ipus[0].bell.sleeping), 0);
@@ -284,10 +284,73 @@ static void test_wait_doorbell(void **state)
     gcl_hostbox_ring(&hb, 0);
     t0 = gcl_now();
     for (int i = 0; i < 20; i++)
-        gcl_waiter_idle(&w, &hb.ipus[0].bell, before, 0);
+        gcl_waiter_idle(&w, &hb.ipus[0].bell, before, 0, NULL, NULL);
     assert_true(gcl_now() - t0 < 1.0);
     gcl_waiter_progress(&w);
     assert_true(gcl_waiter_stalled(&w) < 0.5);
+    gcl_hostbox_destroy(&hb);
+}
+
+typedef struct {
+    gcl_hostbox_t *hb;
+    atomic_int posted, rechecks;
+} notified_t;
+
+static void *notify_later(void *arg)
+{
+    notified_t *n = arg;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    atomic_store(&n->posted, 1);
+    gcl_hostbox_notify(n->hb, 0);
+    return NULL;
+}
+
+static int recheck_posted(void *arg)
+{
+    notified_t *n = arg;
+    atomic_fetch_add(&n->rechecks, 1);
+    return atomic_load(&n->posted);
+}
+
+/* A notify rings only a thread that sleeps or is about to: news posted while it is awake is
+ * found by the pass it makes after announcing its sleep, and a sleeper is woken by it. */
+static void test_wait_notify(void **state)
+{
+    (void)state;
+    gcl_hostbox_t hb;
+    box(&hb, 1, 0);
+    gcl_params_t p = {.timeout_s = 5, .stall_warn_s = 1, .spin_count = 0};
+    gcl_waiter_t w;
+    gcl_waiter_init(&w, &p);
+    notified_t n = {.hb = &hb};
+    /* Awake: no ring is counted. */
+    uint32_t seen = atomic_load(&hb.ipus[0].bell.rings);
+    gcl_hostbox_notify(&hb, 0);
+    assert_int_equal(atomic_load(&hb.ipus[0].bell.rings), seen);
+    /* Posted before the sleep: the recheck finds it, and the waiter does not sleep (twenty
+     * naps would take 2 s). */
+    atomic_store(&n.posted, 1);
+    for (int i = 0; i < 52; i++)
+        gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0, NULL, NULL);
+    double t0 = gcl_now();
+    for (int i = 0; i < 20; i++)
+        gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0, recheck_posted, &n);
+    assert_true(gcl_now() - t0 < 1.0);
+    assert_true(atomic_load(&n.rechecks) >= 1);
+    /* Posted while it sleeps: the notify wakes it well before its 100 ms nap ends. */
+    atomic_store(&n.posted, 0);
+    for (int i = 0; i < 52; i++)
+        gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0, NULL, NULL);
+    pthread_t t;
+    pthread_create(&t, NULL, notify_later, &n);
+    t0 = gcl_now();
+    while (!gcl_waiter_idle(&w, &hb.ipus[0].bell, seen, 0, recheck_posted, &n) &&
+           !atomic_load(&n.posted) && gcl_now() - t0 < 5)
+        ;
+    pthread_join(t, NULL);
+    assert_int_equal(atomic_load(&n.posted), 1);
+    assert_int_equal(atomic_load(&hb.ipus[0].bell.sleeping), 0);
     gcl_hostbox_destroy(&hb);
 }
 
@@ -511,8 +574,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_err),           cmocka_unit_test(test_sig),
         cmocka_unit_test(test_job),           cmocka_unit_test(test_hostbox_slots),
-        cmocka_unit_test(test_wait_doorbell), cmocka_unit_test(test_diag),
-        cmocka_unit_test(test_transports),    cmocka_unit_test(test_dead_holders),
+        cmocka_unit_test(test_wait_doorbell), cmocka_unit_test(test_wait_notify),
+        cmocka_unit_test(test_diag),          cmocka_unit_test(test_transports),
+        cmocka_unit_test(test_dead_holders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,360 @@
+/*
+ * Eager collectives: a small blocking all_reduce, broadcast or barrier over a group whose ranks
+ * all share this host is one exchange through the host box's eager cells (job/hostbox.h), with
+ * no message slots, staging chunks or steps. Declared in engine/engines.h.
+ *
+ * Trace for 4 ranks, all_reduce of x0..x3 (each a few bytes to GCL_EAGER_MAX_BYTES):
+ *   claim    rank r takes one of its cells whose last call every reader has acked
+ *   publish  rank r writes its entry clock, the call's signature and x_r into the cell, then
+ *            the call's key (release); it notifies the peers that sleep (gcl_doorbell_notify)
+ *   gather   rank r polls the peers' cells for the key; each one found is checked against its
+ *            own signature (a mismatch names both sides) and its clock learnt
+ *   fold     rank r folds the four cells along the canonical tree, (x0 + x1) + (x2 + x3)
+ *            (coll/canon.h), straight into its output; checks that no key moved meanwhile
+ *   ack      rank r writes the key into its word of each peer's cell: the peer may reuse it
+ * broadcast: only the root's cell carries data, which every other rank copies out; barrier:
+ * cells without data. Every rank reads every cell, so every rank also learns every entry clock:
+ * the call's simulated time is the pod algorithm's, replayed from them (simtime.c), the same to
+ * the picosecond as if that algorithm's messages had run.
+ *
+ * Cost: each rank writes one cell and reads n - 1, each (16 + bytes) / 64 cache lines moved
+ * between cores once, plus n - 1 ack words; all ranks work at once, in one round. Against the
+ * message path (a slot, a staging chunk, a free-chunk mask and a doorbell written per message,
+ * and a step of the schedule's bookkeeping around them) it moves a third of the cache lines and
+ * no atomic read-modify-write of a line another core polls. Each rank reads n x bytes, so the
+ * cells stop at GCL_EAGER_MAX_BYTES, where host-direct (one slice per rank) takes over.
+ * Limits: groups of 2 to 64 ranks on one host whose transports are local and shm (not where
+ * GCL_TRANSPORT=ofi or mpi carries the host's messages), blocking calls (a request may outlive the
+ * call order that makes reuse safe), the automatic choice (a forced algorithm runs its schedule).
+ */
+#include "engine/engines.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/fault.h"
+#include "coll/canon.h"
+#include "coll/reduce.h"
+#include "engine/simtime.h"
+
+enum { CLAIM, GATHER, DONE };
+
+int gcl_eager_eligible(const gcl_peers_t *c, coll_collective_t coll, size_t bytes)
+{
+    const gcl_ipu_t *me = c->ipu;
+    const gcl_hostbox_t *hb = &me->host->hb;
+    if (coll != COLL_ALLREDUCE && coll != COLL_BROADCAST && coll != COLL_BARRIER)
+        return 0;
+    if (c->size < 2 || c->size > GCL_EAGER_MAX_RANKS || me->phantom || c->p2p || !c->one_host)
+        return 0;
+    /* It stands in for the host's own transports: not where GCL_TRANSPORT sends the host's
+     * messages over the network backends. */
+    for (int q = 0; q < c->size; q++)
+        if (q != c->rank && c->tp[q] != &gcl_transport_local && c->tp[q] != &gcl_transport_shm)
+            return 0;
+    /* The host box's size, not this process's setting: the same answer on every instance. */
+    return hb->eager_bytes > 0 && bytes <= hb->eager_bytes;
+}
+
+static gcl_hostbox_t *box(const gcl_exec_t *x)
+{
+    return &x->peers->ipu->host->hb;
+}
+
+static int hostlocal(const gcl_exec_t *x, int rank)
+{
+    return x->peers->ipu->job->ipu_hostlocal[x->peers->ipus[rank]];
+}
+
+static gcl_eager_head_t *cell(const gcl_exec_t *x, int rank, int i)
+{
+    return gcl_hostbox_eager(box(x), hostlocal(x, rank), i);
+}
+
+/* Bytes of data this rank's cell carries. */
+static size_t payload(const gcl_exec_t *x)
+{
+    coll_collective_t coll = (coll_collective_t)x->sig.coll;
+    if (coll == COLL_BARRIER || (coll == COLL_BROADCAST && x->peers->rank != x->sig.root))
+        return 0;
+    return x->sig.count * x->info.elem_size;
+}
+
+gcl_status_t gcl_eager_setup(gcl_exec_t *x)
+{
+    gcl_eager_t *e = &x->eager;
+    x->engine = &gcl_engine_eager;
+    memset(e, 0, sizeof *e);
+    e->cell = -1;
+    memset(e->at, -1, sizeof e->at);
+    int n = x->peers->size;
+    size_t need = (size_t)coll_canon_depth(n) * x->sig.count * x->info.elem_size;
+    gcl_group_scratch_t *g = x->lent;
+    if (x->sig.coll != COLL_ALLREDUCE || n <= 2 || !g || g->fold_cap >= need)
+        return g ? GCL_OK
+                 : gcl_err_set(x->err, GCL_ERR_INTERNAL, "%s: eager but not blocking", x->what);
+    void *f = gcl_realloc(g->fold, need);
+    if (!f)
+        return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", x->what);
+    g->fold = f;
+    g->fold_cap = need;
+    return GCL_OK;
+}
+
+/* Whether every reader of cell H's call has acked it (or it was of an earlier gcl_run). */
+static int cell_free(const gcl_exec_t *x, gcl_eager_head_t *h)
+{
+    uint64_t key = atomic_load_explicit(&h->key, memory_order_relaxed);
+    const gcl_eager_owner_t *o = gcl_eager_owner(box(x), h);
+    if (key == 0 || o->run_gen != x->peers->ipu->gen)
+        return 1;
+    const _Atomic uint64_t *ack = gcl_eager_acks(box(x), h);
+    for (int q = 0; q < o->n; q++)
+        if (q != o->rank && atomic_load_explicit(&ack[q], memory_order_acquire) != key)
+            return 0;
+    return 1;
+}
+
+/* Takes a free cell of ours, the one after the last taken first. */
+static int claim(gcl_exec_t *x)
+{
+    gcl_ipu_t *me = x->peers->ipu;
+    for (int k = 0; k < GCL_EAGER_CELLS; k++) {
+        int i = (me->eager_next + k) % GCL_EAGER_CELLS;
+        if (cell_free(x, cell(x, x->peers->rank, i))) {
+            me->eager_next = (i + 1) % GCL_EAGER_CELLS;
+            x->eager.cell = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Rings the ranks of the group whose threads sleep (one fence for all of them). */
+static void notify_peers(gcl_exec_t *x)
+{
+    gcl_hostbox_t *hb = box(x);
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int q = 0; q < x->peers->size; q++) {
+        gcl_doorbell_t *d = &hb->ipus[hostlocal(x, q)].bell;
+        if (q != x->peers->rank && atomic_load_explicit(&d->sleeping, memory_order_relaxed))
+            gcl_doorbell_ring(d);
+    }
+}
+
+static void publish(gcl_exec_t *x)
+{
+    gcl_peers_t *c = x->peers;
+    gcl_eager_head_t *h = cell(x, c->rank, x->eager.cell);
+    gcl_eager_owner_t *o = gcl_eager_owner(box(x), h);
+    atomic_store_explicit(&h->key, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release); /* a reader that saw the old key sees 0 after */
+    h->clock = x->sim.entry[c->rank];
+    h->sig = x->sig;
+    size_t bytes = payload(x);
+    if (bytes)
+        memcpy(gcl_eager_data(h), x->bufs[COLL_BUF_IN], bytes);
+    o->run_gen = c->ipu->gen;
+    o->n = c->size;
+    o->rank = c->rank;
+    memcpy(o->readers, c->ipus, (size_t)c->size * sizeof *c->ipus);
+    atomic_store_explicit(&h->key, x->key0, memory_order_release);
+    x->eager.at[c->rank] = (int8_t)x->eager.cell;
+    x->eager.found = 1;
+    notify_peers(x);
+}
+
+/* Looks for the cells of the ranks not found yet: 1 if any was found, or a status. */
+static int gather(gcl_exec_t *x)
+{
+    gcl_peers_t *c = x->peers;
+    gcl_eager_t *e = &x->eager;
+    int did = 0;
+    for (int q = 0; q < c->size && e->found < c->size; q++) {
+        for (int i = 0; e->at[q] < 0 && i < GCL_EAGER_CELLS; i++) {
+            gcl_eager_head_t *h = cell(x, q, i);
+            if (atomic_load_explicit(&h->key, memory_order_acquire) != x->key0)
+                continue;
+            e->at[q] = (int8_t)i; /* acked when the call ends, whatever happens */
+            e->found++;
+            did = 1;
+            if (memcmp(&h->sig, &x->sig, sizeof x->sig) != 0) {
+                char text[600];
+                gcl_sig_t theirs = h->sig;
+                gcl_diag_mismatch_text(c->ipu->job, c->ipu->global_ipu, &x->sig, c->ipus[q],
+                                       &theirs, text, sizeof text);
+                return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", text);
+            }
+            x->sim.entry[q] = h->clock;
+            x->sim.seen[q] = 1;
+        }
+    }
+    return did;
+}
+
+/* Writes the result: the tree's fold of every cell, or the root's data. */
+static void deliver(gcl_exec_t *x)
+{
+    gcl_peers_t *c = x->peers;
+    size_t count = x->sig.count, es = x->info.elem_size;
+    void *out = x->bufs[COLL_BUF_OUT];
+    if (x->sig.coll == COLL_ALLREDUCE) {
+        const void *leaves[GCL_EAGER_MAX_RANKS];
+        for (int q = 0; q < c->size; q++)
+            leaves[q] = gcl_eager_data(cell(x, q, x->eager.at[q]));
+        coll_canon_fold(x->info.dtype, x->info.op, out, leaves, c->size, count, x->lent->fold);
+        if (x->info.op == COLL_MEAN)
+            coll_divide(x->info.dtype, out, count, (unsigned)c->size);
+    } else if (x->sig.coll == COLL_BROADCAST && c->rank == x->sig.root) {
+        if (out != x->bufs[COLL_BUF_IN])
+            memmove(out, x->bufs[COLL_BUF_IN], count * es);
+    } else if (x->sig.coll == COLL_BROADCAST) {
+        memcpy(out, gcl_eager_data(cell(x, x->sig.root, x->eager.at[x->sig.root])), count * es);
+    }
+}
+
+/* After reading: whether every peer's cell still holds the call (the seqlock's second look). */
+static int still_there(gcl_exec_t *x)
+{
+    atomic_thread_fence(memory_order_acquire);
+    for (int q = 0; q < x->peers->size; q++)
+        if (q != x->peers->rank &&
+            atomic_load_explicit(&cell(x, q, x->eager.at[q])->key, memory_order_relaxed) != x->key0)
+            return 0;
+    return 1;
+}
+
+/* Tells every peer whose cell we found that we are done with it. */
+static void ack(gcl_exec_t *x)
+{
+    gcl_peers_t *c = x->peers;
+    x->eager.acked = 1;
+    for (int q = 0; q < c->size; q++) {
+        if (q == c->rank || x->eager.at[q] < 0)
+            continue;
+        _Atomic uint64_t *a = gcl_eager_acks(box(x), cell(x, q, x->eager.at[q]));
+        atomic_store_explicit(&a[c->rank], x->key0, memory_order_release);
+    }
+    notify_peers(x); /* a peer may wait for a free cell */
+}
+
+static int eager_progress(gcl_exec_t *x)
+{
+    gcl_eager_t *e = &x->eager;
+    int did = 0;
+    if (e->phase == CLAIM) {
+        if (!claim(x))
+            return 0;
+        if (gcl_fault_hit(GCL_FAULT_POST)) /* GCL_FAULT_INJECT: as if the cell could not be had */
+            return gcl_err_set(x->err, GCL_ERR_TRANSPORT,
+                               "eager: publishing the call failed: injected (GCL_FAULT_INJECT)");
+        publish(x);
+        e->phase = GATHER;
+        did = 1;
+    }
+    if (e->phase != GATHER)
+        return did;
+    int rc = gather(x);
+    if (rc < 0)
+        return rc;
+    if (e->found < x->peers->size)
+        return did | rc;
+    deliver(x);
+    if (!still_there(x))
+        return gcl_err_set(x->err, GCL_ERR_INTERNAL,
+                           "%s: a peer's eager cell was reused while it was read", x->what);
+    ack(x);
+    e->phase = DONE;
+    GCL_CHECK(gcl_sim_call_end(x));
+    x->done = 1;
+    return 1;
+}
+
+static void eager_finish(gcl_exec_t *x)
+{
+    if (!x->eager.acked && x->eager.found > 1)
+        ack(x);
+    x->eager.acked = 1;
+}
+
+/* CLAIM: the global IPUs that have not acked our busiest cell yet; GATHER: the ranks whose cell
+ * is not found. At most MAX of them into IPUS. */
+static int eager_waiting(const gcl_exec_t *x, int *ipus, int max)
+{
+    int n = 0;
+    if (x->eager.phase == CLAIM) {
+        gcl_eager_head_t *h = cell(x, x->peers->rank, x->peers->ipu->eager_next);
+        const gcl_eager_owner_t *o = gcl_eager_owner(box(x), h);
+        const _Atomic uint64_t *a = gcl_eager_acks(box(x), h);
+        uint64_t key = atomic_load(&h->key);
+        for (int q = 0; q < o->n && n < max; q++)
+            if (q != o->rank && atomic_load(&a[q]) != key)
+                ipus[n++] = o->readers[q];
+        return n;
+    }
+    for (int q = 0; x->eager.phase == GATHER && q < x->peers->size && n < max; q++)
+        if (x->eager.at[q] < 0)
+            ipus[n++] = x->peers->ipus[q];
+    return n;
+}
+
+/* Whether the global IPU IPU, a rank of the call, has published it (the next pass takes it). */
+static int published(const gcl_exec_t *x, int ipu)
+{
+    for (int q = 0; q < x->peers->size; q++)
+        for (int i = 0; x->peers->ipus[q] == ipu && i < GCL_EAGER_CELLS; i++)
+            if (atomic_load_explicit(&cell(x, q, i)->key, memory_order_acquire) == x->key0)
+                return 1;
+    return 0;
+}
+
+/* A peer we wait on that is gone: one that published the call before it left is not. */
+static int eager_gone(gcl_exec_t *x, int *ipu, char *why, size_t len)
+{
+    const gcl_ipu_t *me = x->peers->ipu;
+    int ipus[GCL_EAGER_MAX_RANKS];
+    int n = eager_waiting(x, ipus, GCL_EAGER_MAX_RANKS);
+    for (int i = 0; i < n; i++)
+        if (gcl_diag_peer_gone(me->job, &me->host->hb, me->gen, ipus[i], why, len) &&
+            (x->eager.phase != GATHER || !published(x, ipus[i]))) {
+            *ipu = ipus[i];
+            return 1;
+        }
+    return 0;
+}
+
+static void eager_pending(gcl_exec_t *x, char *buf, size_t len)
+{
+    int ipus[GCL_EAGER_MAX_RANKS], n = eager_waiting(x, ipus, GCL_EAGER_MAX_RANKS);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && i < 6; i++) {
+        char who[160];
+        gcl_job_describe_ipu(x->peers->ipu->job, ipus[i], who, sizeof who);
+        used += (size_t)snprintf(
+            buf + used, used < len ? len - used : 0, "%s%s %s", i ? "; " : "", who,
+            x->eager.phase == CLAIM ? "to read this IPU's last eager call" : "to enter the call");
+    }
+}
+
+static void eager_where(const gcl_exec_t *x, char *buf, size_t len)
+{
+    snprintf(buf, len, "eager, %d of %d ranks in", x->eager.found, x->peers->size);
+}
+
+static int eager_polls(const gcl_exec_t *x)
+{
+    (void)x;
+    return 0; /* every publication and ack notifies */
+}
+
+const gcl_engine_t gcl_engine_eager = {
+    .name = "eager",
+    .progress = eager_progress,
+    .gone = eager_gone,
+    .waiting = eager_waiting,
+    .pending = eager_pending,
+    .where = eager_where,
+    .polls = eager_polls,
+    .finish = eager_finish,
+};

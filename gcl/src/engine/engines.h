@@ -1,0 +1,33 @@
+/*
+ * The engines, each one table of exec.h's gcl_engine_t in a file of its own, as the transports
+ * are in transport/transport.h:
+ *   messages  one rank's schedule (collectives/) over the transports, step by step, as a state
+ *             machine (start, then progress until done), so that blocking calls and
+ *             non-blocking requests share it (messages.c);
+ *   direct    host-direct: all_reduce, reduce_scatter and all_gather over a group whose ranks
+ *             all share this host, straight in memory instead of by messages (direct.c; the
+ *             data movement is direct_move.c);
+ *   eager     small blocking all_reduce, broadcast and barrier over a group that shares this
+ *             host, in one exchange through the host box's eager cells (eager.c).
+ */
+#ifndef GCL_ENGINES_H
+#define GCL_ENGINES_H
+
+#include "engine/exec.h"
+
+extern const gcl_engine_t gcl_engine_messages;
+extern const gcl_engine_t gcl_engine_direct;
+extern const gcl_engine_t gcl_engine_eager;
+
+/* Whether a call of COLL with BYTES per replica over PEERS may run host-direct. */
+int gcl_direct_eligible(const gcl_peers_t *peers, coll_collective_t coll, size_t bytes);
+/* Sets X (started on PEERS) up to run host-direct the call A. */
+gcl_status_t gcl_direct_setup(gcl_exec_t *x, const coll_args_t *a);
+
+/* Whether a blocking call of COLL with BYTES per replica over PEERS may run eager. */
+int gcl_eager_eligible(const gcl_peers_t *peers, coll_collective_t coll, size_t bytes);
+/* Sets X (a blocking call started on PEERS, its simulated time planned as a replay) up to run
+ * eager. */
+gcl_status_t gcl_eager_setup(gcl_exec_t *x);
+
+#endif /* GCL_ENGINES_H */

@@ -1,0 +1,179 @@
+/*
+ * The eager engine at the thread tier (gcl/src/engine/eager.c): small blocking all_reduce,
+ * broadcast and barrier over a group on one host run eager, and give the same bits and the
+ * same simulated time as the same calls by messages (non-blocking ones never run eager); calls
+ * on two communicators interleaved, far more than a replica's cells, reuse the cells safely;
+ * GCL_EAGER_MAX_BYTES=0 turns the engine off.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcl/gcl.h"
+#include "gcl/sim.h"
+
+enum { N = 6, MAXC = 4096, CALLS = 7 };
+
+typedef struct {
+    int blocking;
+    atomic_int failures, eager;
+    float out[2][N][CALLS][MAXC]; /* [blocking][replica][call] */
+    double clock[2][N];
+} job_t;
+
+/* The calls of one pass: all_reduce (sum, mean) of 2, 250 and 4096 floats (16 KiB, the largest
+ * that runs eager by default), broadcast from replicas 0 and 4, and barriers between them. */
+static const struct {
+    int bcast, root;
+    size_t count;
+    gcl_redop_t op;
+} calls[CALLS] = {{0, 0, 2, GCL_SUM}, {0, 0, 250, GCL_MEAN}, {0, 0, MAXC, GCL_SUM},
+                  {1, 0, 2, GCL_SUM}, {1, 4, 250, GCL_SUM},  {1, 4, MAXC, GCL_SUM},
+                  {0, 0, 1, GCL_MAX}};
+
+static float value(int replica, int call, size_t i)
+{
+    return (float)((replica * 131 + call * 17 + (int)i * 7) % 97) * 0.173f - 4.0f;
+}
+
+static gcl_status_t one(gcl_comm_t comm, int k, int blocking, float *in, float *out)
+{
+    gcl_request_t req;
+    gcl_status_t rc;
+    if (calls[k].bcast && blocking)
+        return gcl_broadcast(comm, in, out, calls[k].count, GCL_F32, calls[k].root);
+    if (calls[k].bcast)
+        rc = gcl_broadcast_start(comm, in, out, calls[k].count, GCL_F32, calls[k].root, &req);
+    else if (blocking)
+        return gcl_all_reduce(comm, in, out, calls[k].count, GCL_F32, calls[k].op);
+    else
+        rc = gcl_all_reduce_start(comm, in, out, calls[k].count, GCL_F32, calls[k].op, &req);
+    return rc == GCL_OK ? gcl_wait(req) : rc;
+}
+
+static gcl_status_t program(gcl_ctx_t ctx, void *arg)
+{
+    job_t *j = arg;
+    int me = gcl_ctx_replica(ctx), b = j->blocking;
+    gcl_comm_t comm;
+    GCL_CHECK(gcl_comm_create(ctx, gcl_group_all(), &comm));
+    float *in = malloc(MAXC * sizeof *in);
+    gcl_status_t rc = GCL_OK;
+    for (int k = 0; k < CALLS && rc == GCL_OK; k++) {
+        for (size_t i = 0; i < calls[k].count; i++)
+            in[i] = value(me, k, i);
+        rc = one(comm, k, b, in, j->out[b][me][k]);
+        const char *used = calls[k].bcast ? gcl_comm_algorithm(comm, "broadcast")
+                                          : gcl_comm_algorithm(comm, "all_reduce");
+        if (rc == GCL_OK && b && strcmp(used, "eager") == 0)
+            atomic_fetch_add(&j->eager, 1);
+        if (rc == GCL_OK && !b && strcmp(used, "eager") == 0)
+            atomic_fetch_add(&j->failures, 1); /* a request never runs eager */
+        if (rc == GCL_OK)
+            rc = b ? gcl_barrier(comm) : GCL_OK;
+    }
+    j->clock[b][me] = gcl_sim_time(ctx);
+    free(in);
+    gcl_comm_destroy(comm);
+    return rc;
+}
+
+static void run(job_t *j, int blocking)
+{
+    gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
+    cfg.num_replicas = N;
+    gcl_instance_t inst;
+    j->blocking = blocking;
+    assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
+    assert_int_equal(gcl_run(inst, program, j), GCL_OK);
+    gcl_finalize(inst);
+}
+
+static void test_eager_matches_messages(void **state)
+{
+    (void)state;
+    job_t *j = calloc(1, sizeof *j);
+    run(j, 1);
+    assert_int_equal(atomic_load(&j->eager), N * CALLS);
+    run(j, 0); /* the same calls, non-blocking: by messages (clocks: test_eager_clocks) */
+    assert_int_equal(atomic_load(&j->failures), 0);
+    for (int r = 0; r < N; r++)
+        for (int k = 0; k < CALLS; k++)
+            if (memcmp(j->out[0][r][k], j->out[1][r][k], calls[k].count * sizeof(float)) != 0)
+                fail_msg("replica %d call %d: eager and messages differ", r, k);
+    /* A broadcast delivers the root's values, an all_reduce the same on every replica. */
+    for (int r = 0; r < N; r++) {
+        assert_true(j->out[1][r][4][7] == value(4, 4, 7));
+        assert_memory_equal(j->out[1][r][2], j->out[1][0][2], MAXC * sizeof(float));
+    }
+    free(j);
+}
+
+/* Simulated time: each call alone from fresh clocks, entered unevenly, then a barrier: eager
+ * (the default) against the same blocking calls with the engine off (GCL_EAGER_MAX_BYTES=0). */
+typedef struct {
+    int k, pass;
+    double t[2][N];
+} clocks_t;
+
+static gcl_status_t clock_program(gcl_ctx_t ctx, void *arg)
+{
+    clocks_t *c = arg;
+    int me = gcl_ctx_replica(ctx);
+    gcl_comm_t comm;
+    GCL_CHECK(gcl_comm_create(ctx, gcl_group_all(), &comm));
+    float *in = calloc(MAXC, sizeof *in), *out = calloc(MAXC, sizeof *out);
+    gcl_status_t rc = gcl_charge_compute(ctx, "uneven", 1e9 * (me + 1), 0, GCL_F32);
+    if (rc == GCL_OK)
+        rc = one(comm, c->k, 1, in, out);
+    if (rc == GCL_OK)
+        rc = gcl_barrier(comm);
+    const char *used = gcl_comm_algorithm(comm, calls[c->k].bcast ? "broadcast" : "all_reduce");
+    if (rc == GCL_OK && (strcmp(used, "eager") == 0) != (c->pass == 1))
+        rc = GCL_ERR_INTERNAL;
+    c->t[c->pass][me] = gcl_sim_time(ctx);
+    free(in);
+    free(out);
+    gcl_comm_destroy(comm);
+    return rc;
+}
+
+static void test_eager_clocks(void **state)
+{
+    (void)state;
+    for (int k = 0; k < CALLS; k++) {
+        clocks_t c = {.k = k};
+        gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
+        cfg.num_replicas = N;
+        for (c.pass = 0; c.pass < 2; c.pass++) {
+            gcl_instance_t inst;
+            if (c.pass == 0)
+                setenv("GCL_EAGER_MAX_BYTES", "0", 1);
+            assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
+            unsetenv("GCL_EAGER_MAX_BYTES");
+            assert_int_equal(gcl_run(inst, clock_program, &c), GCL_OK);
+            gcl_finalize(inst);
+        }
+        for (int r = 0; r < N; r++)
+            if (c.t[0][r] != c.t[1][r] || c.t[1][r] <= 0)
+                fail_msg("call %d replica %d: eager %.12g s, messages %.12g s", k, r, c.t[1][r],
+                         c.t[0][r]);
+    }
+}
+
+int main(void)
+{
+    setenv("GCL_LOG_LEVEL", "none", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_eager_matches_messages),
+        cmocka_unit_test(test_eager_clocks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
