@@ -70,12 +70,12 @@ case_cases() {
   check_html "$work/ok"
   [ "$(head -c 8 "$work/ok/report.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
     fail "no screenshot"
-  has "$md" "^- 7 of 7 runs succeeded\.$"
+  has "$md" "^- 11 of 11 runs succeeded\.$"
   has "$md" "points apart \(within 0\.3\)"
   has "$md" "the resumed run ends bitwise identical to the uninterrupted one"
   has "$md" "^\| gcl \| [0-9.]+ (us|ms|s) \| [0-9.]+ (us|ms|s) \| [0-9.]+ (us|ms|s) \| [0-9.]+ (us|ms|s) \| 688 \|"
   has "$md" "^\| MPI baseline \| [0-9.]+ (us|ms|s) .* \| 688 \|"
-  has "$md" "^\| POD64 \| 64 x 8 \| [0-9.]+ us \|"
+  has "$md" "^\| POD64 \| 64 x 8 \| [0-9.]+ (us|ms) \|"
   has "$md" "^\| MPI baseline, this host \| [0-9.]+ s \| real, this host \| 3 \| [0-9.e-]+ \|$"
   has "$md" "^\| POD256, sim-step \(steps only\) \| [0-9.]+ ms \| simulated \| 640 \|"
   has "$md" "^Prices as given: 40 per hour of POD16"
@@ -97,7 +97,7 @@ PY
   reports "$work/failed"
   check_html "$work/failed"
   md=$work/failed/report.md
-  has "$md" "^- 6 of 7 runs succeeded; \*\*not: mpi \(FAILED \(exit status 1\)\)\*\*\.$"
+  has "$md" "^- 10 of 11 runs succeeded; \*\*not: mpi \(FAILED \(exit status 1\)\)\*\*\.$"
   has "$md" "\*\*No comparison of the platforms: MPI baseline FAILED \(exit status 1\)\.\*\*"
   has "$md" "^\| mpi \| .* \| \*\*FAILED \(exit status 1\): .*cannot read the dataset"
   has "$md" "^\| MPI baseline \| \*\*FAILED \(exit status 1\)\*\* \|"
@@ -126,7 +126,7 @@ PY
   python3 "$src/scripts/pilot-report" "$work/allfailed" >/dev/null || fail "report of failed runs"
   reports "$work/allfailed"
   check_html "$work/allfailed"
-  has "$work/allfailed/report.md" "^- 0 of 7 runs succeeded"
+  has "$work/allfailed/report.md" "^- 0 of 11 runs succeeded"
 
   # A missing image fails the browser check, which names it.
   rm "$work/allfailed/memory.png"
@@ -160,7 +160,7 @@ case_quick() {
   [ "$took" -lt 600 ] || fail "scripts/pilot --quick took $took s, not under 10 minutes"
   reports "$work/q"
   check_html "$work/q"
-  has "$work/q/report.md" "^- 7 of 7 runs succeeded\.$"
+  has "$work/q/report.md" "^- 11 of 11 runs succeeded\.$"
   has "$work/q/report.md" "points apart \(within 0\.3\)"
   has "$work/q/report.md" "the resumed run ends bitwise identical to the uninterrupted one"
   echo "scripts/pilot --quick: $took s"
