@@ -105,8 +105,9 @@ for i in 0 1; do
   line=$(grep -E "^[0-9:.]+ h1:.* GCL WARN .*\(GCL_ERR_PEER_FAILED\).*instance [23] on host h2" \
     "$FT/err.$i" | head -1 || true)
   gone=$(($(cat "$FT/gone.$i" 2>/dev/null || echo 0) - t0))
-  if [ -z "$line" ] && [ "$mode" = kill ] && [ "$gone" -ge 0 ] &&
-    [ "$gone" -le $((bound_s * 1000)) ]; then
+  # poprun ends the job once mpirun loses h2's daemon (link) or sees its rank die (kill): a
+  # survivor whose own notice was still due may be ended by that teardown, within the bound.
+  if [ -z "$line" ] && [ "$gone" -ge 0 ] && [ "$gone" -le $((bound_s * 1000)) ]; then
     echo "instance $i (h1): ended by the job's teardown after $gone ms, before it saw the failure"
     continue
   fi
@@ -127,5 +128,5 @@ else
 fi
 found=$(leaks)
 [ -z "$found" ] || fail "left behind: $found"
-pass "h2 taken ($mode): both instances on h1 failed within ${bound_s} s (above: how); $last;" \
+pass "h2 taken ($mode): both instances on h1 failed or were ended by the job's teardown within ${bound_s} s (above: how); $last;" \
   "no process or file left"
