@@ -51,7 +51,7 @@ shortfall() {
   elif ! grep -qv '(correct).*its next call: .*returned from its program' <<<"$lines"; then
     echo left
   elif grep -q "$timeout" <<<"$lines" &&
-       ! grep -v "$timeout" <<<"$lines" | grep -qv '(empty)\|GCL_ERR_PEER_FAILED (failed)'; then
+       ! grep -v "$timeout" <<<"$lines" | grep -v '(empty)\|GCL_ERR_PEER_FAILED (failed)' >/dev/null; then
     echo timeout
   else
     echo other

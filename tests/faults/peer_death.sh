@@ -100,7 +100,7 @@ nhosts=1
 host_of() { echo $(($1 * nhosts / ninst)); }
 for ((i = 0; i < ninst; i++)); do
   [ "$i" -eq "$victim" ] && continue
-  if grep -E "^\[instance $i\] " "$out" | grep -q "instance $victim on host [^,]*, pid $prog_pid)"; then
+  if grep -E "^\[instance $i\] " "$out" | grep "instance $victim on host [^,]*, pid $prog_pid)" >/dev/null; then
     continue
   fi
   [ "$(host_of "$i")" -eq "$(host_of "$victim")" ] ||

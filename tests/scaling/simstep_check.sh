@@ -256,5 +256,6 @@ rc=$?
 set -e
 [ $rc -eq 2 ] || fail "--sensitivity under poprun: exit status $rc, expected 2"
 grep -q "run sim-step without poprun" <<<"$out" || fail "--sensitivity under poprun: '$out'"
-"$simstep" --help | grep -q "usage: sim-step" || fail "--help"
+help=$("$simstep" --help) # whole: grep -q on a pipe may close it early (SIGPIPE under pipefail)
+grep -q "usage: sim-step" <<<"$help" || fail "--help"
 echo "sim-step checks PASSED"
