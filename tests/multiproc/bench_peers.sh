@@ -26,7 +26,7 @@ for impl in gcl openmpi mpich gloo; do
 done
 # Every peer's program was its own job: one raw log per job, each named after its peer.
 for job in openmpi mpich gloo; do
-  ls "$out/r/raw" | grep -q "$job" || fail "no job of $job in raw/: $(ls "$out/r/raw" | paste -sd' ')"
+  ls "$out/r/raw" | grep "$job" >/dev/null || fail "no job of $job in raw/: $(ls "$out/r/raw" | paste -sd' ')"
 done
 wrong=$(awk -F, 'NR > 1 && $14 != 0' "$csv")
 [ -z "$wrong" ] || fail "rows with wrong results: $wrong"

@@ -148,7 +148,7 @@ start --num-replicas 3 --num-instances 3 "$PROBE" --sleep 120 --stderr "$tag"
 wait_running 3 || bad "wrapper killed: job did not start" "$(cat "$tmp/err")"
 wrapper=
 for p in $(pgrep -f -- "$tag"); do
-  if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'POPDIST_INSTANCE_INDEX=1' &&
+  if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -x 'POPDIST_INSTANCE_INDEX=1' >/dev/null &&
     [ "$(cat "/proc/$p/comm" 2>/dev/null)" != poprun ]; then
     wrapper=$(awk '{print $4}' "/proc/$p/stat")
   fi
