@@ -172,18 +172,19 @@ class Runner:
                 ps.append(subprocess.Popen(argv + ["--csv", csv_path], stdout=log,
                                            stderr=subprocess.STDOUT, env=env,
                                            start_new_session=True))
+            # The first rank to fail ends the job (the others would wait for it until Gloo's
+            # own timeout); the ranks are polled, as they have no common parent to wait on.
             deadline = time.time() + self.a.timeout
-            ok = True
-            for p in ps:
-                try:
-                    ok &= p.wait(timeout=max(1, deadline - time.time())) == 0
-                except subprocess.TimeoutExpired:
+            while True:
+                codes = [p.poll() for p in ps]
+                if any(c not in (None, 0) for c in codes):
+                    return False
+                if all(c == 0 for c in codes):
+                    return True
+                if time.time() > deadline:
                     log.write("bench-collectives: timed out after %d s\n" % self.a.timeout)
-                    ok = False
-                    break
-                if not ok:
-                    break
-            return ok
+                    return False
+                time.sleep(0.02)
         finally:
             for p in ps:
                 if p.poll() is None:

@@ -24,6 +24,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,9 @@ namespace {
 
 using Ctx = std::shared_ptr<gloo::Context>;
 using clk = std::chrono::steady_clock;
+
+// Where this rank is, for the message of a Gloo exception: "size 4096: agreeing".
+char phase[96] = "connecting";
 
 double now_s()
 {
@@ -136,6 +140,7 @@ int run_sizes(const peer_opts_t *o, const Ctx &ctx)
         int count = static_cast<int>(o->sizes[i] / 4);
         std::fill(s.buf.begin(), s.buf.end(), 0.0f); // in place: zeros stay zeros
         s.algo = make_algo(o, ctx, s.buf.data(), count);
+        std::snprintf(phase, sizeof phase, "size %zu: timing", o->sizes[i]);
         if (o->latency)
             latency(s, row);
         else if (rule_time(&o->rule, batch, &s, &row.r) != 0)
@@ -145,12 +150,14 @@ int run_sizes(const peer_opts_t *o, const Ctx &ctx)
         if (ctx->rank == 0 && peer_row(o, "gloo", ctx->size, 1, &row) != 0)
             bad = 1;
         bad |= row.wrong != 0;
+        std::snprintf(phase, sizeof phase, "size %zu: agreeing", o->sizes[i]);
         double any = bad; // every rank stops together
         gloo::AllreduceRing<double> agree(ctx, {&any}, 1, gloo::ReductionFunction<double>::max);
         agree.run();
         bad = any != 0;
         s.algo.reset();
     }
+    std::snprintf(phase, sizeof phase, "after the last size");
     return bad;
 }
 
@@ -158,6 +165,23 @@ int env_int(const char *name, int dflt)
 {
     const char *v = std::getenv(name);
     return v && *v ? std::atoi(v) : dflt;
+}
+
+/*
+ * No rank closes its sockets while another still waits on one: each says it is done in the
+ * store, out of band, and leaves when all have. Without this, the rank still in its last
+ * call could read its final message and the finished peer's end-of-file in one pass of Gloo's
+ * event loop; Gloo's tcp Buffer::waitRecv looks for an exception before it looks for the
+ * completion, so it throws "Connection closed by peer" though the message arrived (3 jobs in
+ * about 700 on a loaded machine; bench_peers_quick failed so in CI).
+ */
+void leave_together(gloo::rendezvous::Store &store, int rank, int size)
+{
+    store.set("done/" + std::to_string(rank), std::vector<char>(1, 1));
+    std::vector<std::string> keys;
+    for (int r = 0; r < size; r++)
+        keys.push_back("done/" + std::to_string(r));
+    store.wait(keys, std::chrono::seconds(env_int("GLOO_TIMEOUT_S", 600)));
 }
 
 } // namespace
@@ -178,6 +202,9 @@ int main(int argc, char **argv)
                              "FileStore rendezvous); scripts/bench-collectives does\n");
         return 2;
     }
+    // A write to a peer that has gone is an error Gloo reports, not a silent death by SIGPIPE
+    // (Gloo writes with writev; Python, torch.distributed's host, ignores SIGPIPE the same way).
+    std::signal(SIGPIPE, SIG_IGN);
     try {
         gloo::transport::tcp::attr attr;
         const char *host = std::getenv("GLOO_HOSTNAME");
@@ -190,9 +217,13 @@ int main(int argc, char **argv)
         ctx->connectFullMesh(store, dev);
         if (rank == 0)
             peer_header(&o, "gloo", size, 1);
-        return run_sizes(&o, ctx);
+        std::snprintf(phase, sizeof phase, "connected");
+        int rc = run_sizes(&o, ctx);
+        std::snprintf(phase, sizeof phase, "leaving");
+        leave_together(store, rank, size);
+        return rc;
     } catch (const std::exception &e) {
-        std::fprintf(stderr, "gloo-peer: rank %d: %s\n", rank, e.what());
+        std::fprintf(stderr, "gloo-peer: rank %d (%s): %s\n", rank, phase, e.what());
         return 1;
     }
 }
