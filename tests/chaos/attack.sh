@@ -123,7 +123,7 @@ wait "$run" || status=$?
 [ "$status" -eq 0 ] || { tail -30 "$FT/attacked.out"; fail "the attacked run exited $status"; }
 got=$(md5sum <"$FT/attacked.w" | cut -d' ' -f1)
 [ "$got" = "$want" ] || fail "the attacked run's weights differ: md5 $got, the reference's $want"
-grep 'refused' "$FT/attacked.out" | head -8
+grep 'refused' "$FT/attacked.out" | awk 'NR <= 8'
 sum_of() { # KIND: datagrams the instances refused for KIND, over their reports
   grep "control plane: refused" "$FT/attacked.out" |
     grep -o "[0-9]* $1" | awk '{s += $1} END {print s + 0}'
@@ -132,7 +132,7 @@ for kind in "without its token" "malformed or truncated" "from an address other"
   [ "$(sum_of "$kind")" -gt 0 ] || fail "no instance reported a datagram refused as '$kind'"
 done
 echo "the attacked run: exit 0, md5 $got as the reference's; refused $(sum_of 'without its token') without the token, $(sum_of 'malformed or truncated') malformed, $(sum_of 'from an address other') from another address, $(sum_of replayed) replayed"
-grep -o 'max [0-9.]* [ms]*' "$FT/attacked.out" | head -1 | sed 's/^/longest step of the attacked run: /'
+grep -o 'max [0-9.]* [ms]*' "$FT/attacked.out" | awk 'NR <= 1' | sed 's/^/longest step of the attacked run: /'
 
 # ---- 3. The control: OpenMPI's default, one truncated handshake on its tcp BTL port --------------
 wait_no_marked 30 || fail "processes of the attacked run are left: $(marked_pids)"
@@ -141,7 +141,7 @@ ctl=$last
 wait_step control 10 "$ctl"
 pidc=$(instance_pid 0 train)
 # (its port is the one on every interface: ss's 4th column, 0.0.0.0:PORT)
-btl=$(in_ns h1 ss -tlnpH | grep "pid=$pidc," | awk '$4 ~ /^0\.0\.0\.0:[0-9]+$/ {sub(/.*:/, "", $4); print $4; exit}')
+btl=$(in_ns h1 ss -tlnpH | grep "pid=$pidc," | awk '$4 ~ /^0\.0\.0\.0:[0-9]+$/ && !n++ {sub(/.*:/, "", $4); print $4}')
 [ -n "$btl" ] || fail "the control run's instance 0 (pid ${pidc:-none}) has no tcp BTL port: $(in_ns h1 ss -tlnpH | grep "pid=${pidc:-none}," | tr '\n' ';')"
 in_ns h3 "$attacker" tcp 10.77.0.1 "$btl" 8 >"$FT/att.control" 2>&1 || true
 cst=0

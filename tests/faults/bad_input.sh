@@ -272,14 +272,14 @@ while IFS= read -r row; do
   if [ -n "$problem" ]; then
     failures+=("$cmd: $problem")
     echo "FAIL  $cmd: $problem"
-    sed 's/^/      stderr: /' "$FT/err" | head -5
+    sed 's/^/      stderr: /' "$FT/err" | awk 'NR <= 5'
     continue
   fi
   lines=$(count_lines "${words[0]}" "$status" "$FT/err")
   if [ "$lines" -ne 1 ]; then
     multi+=("$cmd ($lines lines)")
     echo "ok    $cmd: status $status; $lines lines on stderr:"
-    sed 's/^/      /' "$FT/err" | head -4
+    sed 's/^/      /' "$FT/err" | awk 'NR <= 4'
   else
     echo "ok    $cmd: status $status: $(tr '\n' ' ' <"$FT/err")"
   fi

@@ -103,7 +103,7 @@ since_event() {
 # Each survivor on h1 failed naming h2's instance within the bound.
 for i in 0 1; do
   line=$(grep -E "^[0-9:.]+ h1:.* GCL WARN .*\(GCL_ERR_PEER_FAILED\).*instance [23] on host h2" \
-    "$FT/err.$i" | head -1 || true)
+    "$FT/err.$i" | awk 'NR <= 1' || true)
   gone=$(($(cat "$FT/gone.$i" 2>/dev/null || echo 0) - t0))
   # poprun ends the job once mpirun loses h2's daemon (link) or sees its rank die (kill): a
   # survivor whose own notice was still due may be ended by that teardown, within the bound.

@@ -149,7 +149,7 @@ judge() {
   if under_vg "$n"; then
     vg_runs=$((vg_runs + 1))
     if [ "$st" -eq 99 ] || grep -q 'definitely lost: [1-9]\|Invalid \|uninitialised' "$FT"/vg.$n.* 2>/dev/null; then
-      grep -h -B2 -A30 'definitely lost in loss record\|Invalid \|uninitialised' "$FT"/vg.$n.* | head -80
+      grep -h -B2 -A30 'definitely lost in loss record\|Invalid \|uninitialised' "$FT"/vg.$n.* | awk 'NR <= 80'
       bad "$spec: valgrind found a leak or a memory error"
     fi
   fi
@@ -174,7 +174,7 @@ judge() {
   fi
   [ "$where" = single ] && [ "$st" -ne 1 ] && bad "$spec: exit $st (expected 0 or 1)"
   named_failure "$mine" || bad "$spec: exit $st without a line naming the failure"
-  s=$(grep -o 'GCL_ERR_[A-Z_]*' <<<"$mine" | head -1)
+  s=$(grep -o 'GCL_ERR_[A-Z_]*' <<<"$mine" | awk 'NR <= 1')
   statuses[$s]=$((${statuses[$s]:-0} + 1))
   failed=$((failed + 1))
   [ "$where" = single ] && return 0

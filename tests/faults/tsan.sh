@@ -63,7 +63,7 @@ run() { # run NAME COMMAND...
     echo "ok    $name ($((SECONDS - t0)) s)"
   else
     echo "FAIL  $name (exit $st; the whole report: $logs/$name.log):"
-    grep -A40 'WARNING: ThreadSanitizer' "$logs/$name.log" | head -80 || tail -30 "$logs/$name.log"
+    grep -A40 'WARNING: ThreadSanitizer' "$logs/$name.log" | awk 'NR <= 80' || tail -30 "$logs/$name.log"
     failed+=("$name")
   fi
 }

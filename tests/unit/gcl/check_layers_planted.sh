@@ -21,10 +21,10 @@ expect() {
   out=$(python3 "$work/tree/scripts/check-layers" --root "$work/tree" --sources-only 2>&1) || rc=$?
   if [ "$rc" -ne 1 ] || ! grep -qE "$2" <<<"$out"; then
     echo "FAILED: $1: exit $rc, expected 1 and a line matching /$2/; got:"
-    echo "$out" | head -5
+    echo "$out" | awk 'NR <= 5'
     fails=$((fails + 1))
   else
-    echo "ok: $1: $(grep -E "$2" <<<"$out" | head -1)"
+    echo "ok: $1: $(grep -E "$2" <<<"$out" | awk 'NR <= 1')"
   fi
 }
 

@@ -28,7 +28,7 @@ expect_rc "netns-cluster 1 -- true" 0
 run_ids=()
 note_run() {
   local id
-  id=$(sed -n 's/^netns-cluster: hosts .*, run \([0-9a-z]*\)$/\1/p' "$1" | head -1)
+  id=$(sed -n 's/^netns-cluster: hosts .*, run \([0-9a-z]*\)$/\1/p' "$1" | awk 'NR <= 1')
   [ -z "$id" ] || run_ids+=("$id")
 }
 
