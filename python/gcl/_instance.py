@@ -17,8 +17,10 @@ exception that did not come from libgcl is also recorded as the IPU's reason
 
 import atexit
 import collections
+import contextlib
 import ctypes
 import os
+import signal
 import sys
 import threading
 
@@ -161,8 +163,10 @@ class Instance:
 
         self._running = True
         try:
-            threading.Thread(target=drive, name="gcl.run", daemon=True).start()
-            _wait(done, state)
+            with _ctrl_c(state):  # before the programs start: a Ctrl-C they see is handled
+                threading.Thread(target=drive, name="gcl.run", daemon=True).start()
+                while not done.wait(0.25):
+                    pass
         finally:
             self._running = False
         state.kept = None  # gcl_run has cancelled what the programs left open
@@ -189,23 +193,33 @@ class Instance:
         errors.check(_C.gcl_finalize(h), lambda: "the instances' closing barrier failed")
 
 
-def _wait(done, state):
-    """Waits for gcl_run to return, turning Ctrl-C into the interruption of the run. (An Event,
-    not Thread.join: in Python 3.11 a join interrupted by Ctrl-C marks the thread as finished.)"""
-    while not done.is_set():
-        try:
-            done.wait(0.25)
-        except KeyboardInterrupt:
-            if state.interrupted:
-                _exit_now()
-            # Marked first, then said: a second Ctrl-C that lands while the line is being
-            # written (seen under load: the KeyboardInterrupt came out of print) exits at once.
-            state.interrupt()
-            try:
-                print("gcl: interrupted; stopping every IPU's program (Ctrl-C again to exit now)",
-                      file=sys.stderr, flush=True)
-            except KeyboardInterrupt:
-                _exit_now()
+@contextlib.contextmanager
+def _ctrl_c(state):
+    """While run() waits, Ctrl-C interrupts the run: the first stops every IPU's program, a
+    second exits at once with status 130. A SIGINT handler of its own does it, not an except
+    KeyboardInterrupt: Python raises that between any two bytecodes, and one that landed outside
+    the try (under load: in the wait loop's own test) escaped as an uncaught interrupt, exit -2.
+    Installed before the programs start, so that a Ctrl-C after their first line is never
+    missed. Left alone when the program has a SIGINT handler of its own, or when run() is not
+    called from the main thread (Python delivers signals there only). The wait is on an Event,
+    not Thread.join: in Python 3.11 a join interrupted by Ctrl-C marks the thread as finished."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def on_sigint(signum, frame):
+        if state.interrupted:
+            _exit_now()
+        state.interrupt()  # marked first: a second Ctrl-C during the line below exits at once
+        print("gcl: interrupted; stopping every IPU's program (Ctrl-C again to exit now)",
+              file=sys.stderr, flush=True)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _exit_now():

@@ -66,8 +66,8 @@ with gcl.init(replicas=2) as inst:
 def start(code):
     p = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=env(GCL_TIMEOUT_S=600))
+    # run() takes Ctrl-C from before its programs start: "started" is the event to wait on.
     assert p.stdout.readline().strip() == "started"
-    time.sleep(0.3)
     return p
 
 
