@@ -44,7 +44,10 @@ ports=$(ss -ltnpH 2>/dev/null | grep "pid=$pid," | awk '{print $4}' | sed -n 's/
 
 delivered=0
 for port in $ports; do
-  if marked "$forger" 127.0.0.1 "$port" 300 700 >"$FT/forge-$port" 2>&1; then
+  # With the job's ofi_rxm settings (libgcl makes every message eager): rxm refuses a
+  # connection whose eager limit differs from its own, and the forger would reach nothing.
+  if marked env FI_OFI_RXM_EAGER_LIMIT=1073741824 "$forger" 127.0.0.1 "$port" 300 700 \
+    >"$FT/forge-$port" 2>&1; then
     delivered=1
   fi
   cat "$FT/forge-$port"

@@ -84,8 +84,9 @@ static const param_def_t params[] = {
     {"GCL_OFI_IFACE", "", P_TEXT, OFF(ofi_iface), 0, 64, NULL, 0,
      "network interface (libfabric domain) of the ofi transport; default: the first that is "
      "not loopback when the job spans hosts"},
-    {"GCL_OFI_CHUNK_BYTES", "1048576", P_LONG, OFF(ofi_chunk_bytes), 4096, 1 << 30, NULL, 0,
-     "bytes per piece of a message carried by the ofi transport"},
+    {"GCL_OFI_CHUNK_BYTES", "262144", P_LONG, OFF(ofi_chunk_bytes), 4096, 1 << 30, NULL, 0,
+     "bytes per piece of a message carried by the ofi transport (each piece goes eager: "
+     "libgcl sets FI_OFI_RXM_EAGER_LIMIT to 1 GiB unless it is set)"},
     {"GCL_NUM_LOCAL_REPLICAS", "1", P_LONG, OFF(num_local_replicas), 1, 1 << 20, NULL, 0,
      "without poprun: replicas of this instance (of every rank of a plain mpirun job); a "
      "program's gcl_config_t.num_replicas wins"},

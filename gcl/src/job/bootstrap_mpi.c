@@ -69,9 +69,20 @@ static void mpi_destroy(gcl_boot_t *b)
  *   own that read blocks only the tcp BTL, which carries nothing when OpenMPI picks its cm PML
  *   (over libfabric), as it does on these hosts. Where it picks ob1 the tcp BTL carries the
  *   bootstrap's calls, and they still wait; with GCL_TRANSPORT=mpi it carries every message,
- *   so the setting is left alone then. */
+ *   so the setting is left alone then.
+ * - FI_OFI_RXM_EAGER_LIMIT=1 GiB, the most GCL_OFI_CHUNK_BYTES allows: every message of the ofi
+ *   transport is eager (libfabric takes it here, as OpenMPI's MTL initialises libfabric inside
+ *   MPI_Init). Above its 16 KiB default, ofi_rxm over tcp uses rendezvous, and libfabric 1.17's
+ *   rendezvous crashes a receiver that posts its receive after the sender's connection closed:
+ *   the unexpected request still points at the closed connection and rxm reads from it with a
+ *   NULL endpoint (fi_readv; SIGSEGV inside fi_trecv). A surviving instance crashed so when a
+ *   peer died on another host (faults_peer_death_2hosts, once in a default-tier run beside a
+ *   job; 6 of 10 runs with the receiver stopped across the kill, FAULTS_FROZEN; 0 of 8 with
+ *   eager messages). Rendezvous writes (FI_OFI_RXM_USE_RNDV_WRITE) still crashed 1 of 6. */
 static void prepare_mpi_env(int messages)
 {
+    if (!getenv("FI_OFI_RXM_EAGER_LIMIT"))
+        setenv("FI_OFI_RXM_EAGER_LIMIT", "1073741824", 0);
     if (!getenv("OMPI_MCA_mtl"))
         setenv("OMPI_MCA_mtl", "^psm2", 0);
     if (messages && !getenv("OMPI_MCA_pml"))
