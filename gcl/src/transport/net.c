@@ -4,6 +4,9 @@
  * A message is a header (its keys, signature, size and simulated times), then pieces of at most
  * the backend's chunk size. The receiver checks the header, then copies pieces straight into
  * place, or receives them into two scratch pieces and reduces one while the next arrives.
+ * A message of at most NET_INLINE_BYTES travels inside its header's network message instead:
+ * one message, not two, for the small calls whose time is the network's latency (both sides
+ * decide it alike, from the transfer's size, which the header's check then confirms).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +21,17 @@ typedef gcl_wire_header_t net_header_t;
 
 enum { RECV_DEPTH = 8 };
 
+#define NET_INLINE_BYTES 4096
+
+/* What the header's network message carries: the header, then the data of an inline message. */
+typedef struct {
+    net_header_t hdr;
+    char data[NET_INLINE_BYTES];
+} net_msg_t;
+
 typedef struct {
     gcl_net_t *net;
-    net_header_t hdr;
+    net_msg_t m;
     void *hreq;
     int header_posted, header_done;
     void **reqs; /* send: one per piece; receive: RECV_DEPTH in flight */
@@ -64,6 +75,12 @@ static uint64_t piece_len(const gcl_xfer_t *x, uint32_t p)
     return x->bytes - off < chunk(x) ? x->bytes - off : chunk(x);
 }
 
+/* Bytes of data X carries in its header's message: all of it when small, else none. */
+static uint64_t inline_bytes(const gcl_xfer_t *x)
+{
+    return !x->phantom && x->bytes > 0 && x->bytes <= NET_INLINE_BYTES ? x->bytes : 0;
+}
+
 static void free_state(net_xfer_t *t)
 {
     for (int i = 0; i < RECV_DEPTH; i++)
@@ -101,15 +118,18 @@ static gcl_status_t net_start(gcl_xfer_t *x)
         return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", net->name);
     x->priv = t;
     t->net = net;
-    t->npieces = x->phantom || x->bytes == 0 ? 0 : (uint32_t)((x->bytes + chunk(x) - 1) / chunk(x));
+    t->npieces = x->phantom || x->bytes == 0 || inline_bytes(x)
+                     ? 0
+                     : (uint32_t)((x->bytes + chunk(x) - 1) / chunk(x));
     uint32_t nreqs = x->is_send ? t->npieces : RECV_DEPTH;
     if (!(t->reqs = gcl_calloc(nreqs ? nreqs : 1, sizeof *t->reqs)))
         return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory", net->name);
     t->nreqs = nreqs; /* only now: a cancel walks the requests */
     if (!x->is_send)
         return GCL_OK; /* the header's receive is posted by progress, in order */
-    t->hdr = (net_header_t){x->key0, x->key1, x->bytes, x->sim_send, x->sim_arrival, {0}, *x->sig};
-    memcpy(t->hdr.token, x->fab->token, sizeof t->hdr.token);
+    t->m.hdr =
+        (net_header_t){x->key0, x->key1, x->bytes, x->sim_send, x->sim_arrival, {0}, *x->sig};
+    memcpy(t->m.hdr.token, x->fab->token, sizeof t->m.hdr.token);
     return GCL_OK; /* the header and pieces are posted by progress, as the network takes them */
 }
 
@@ -119,12 +139,16 @@ static int post_sends(gcl_xfer_t *x, net_xfer_t *t)
 {
     int did = 0, rc;
     gcl_net_tag_t tag = tag_of(x, 0);
+    const char *src = coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size);
     if (!t->header_posted) {
-        if ((rc = t->net->isend(t->net, peer_instance(x), &t->hdr, sizeof t->hdr, &tag, &t->hreq)))
+        uint64_t inl = inline_bytes(x);
+        if (inl)
+            memcpy(t->m.data, src, inl);
+        rc = t->net->isend(t->net, peer_instance(x), &t->m, sizeof t->m.hdr + inl, &tag, &t->hreq);
+        if (rc)
             return rc < 0 ? fail(x, GCL_ERR_TRANSPORT) : 0;
         t->header_posted = did = 1;
     }
-    const char *src = coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size);
     while (t->posted < t->npieces) {
         uint32_t p = t->posted;
         tag = tag_of(x, p + 1);
@@ -214,6 +238,16 @@ static int all_posted(const gcl_xfer_t *x)
     return x->done || (t && t->header_done && t->posted == t->npieces);
 }
 
+/* Delivers the data that came inside the header's message: copied into place, or reduced. */
+static void take_inline(gcl_xfer_t *x, net_xfer_t *t)
+{
+    size_t es = x->info->elem_size;
+    if (x->op->kind == COLL_OP_RECV)
+        memcpy(coll_buf_at(x->bufs, x->op->buf, x->op->off, es), t->m.data, x->bytes);
+    else
+        coll_exec_incoming(x->op, x->bufs, t->m.data, 0, x->bytes / es, x->info);
+}
+
 static int recv_header(gcl_xfer_t *x, net_xfer_t *t)
 {
     if (!t->header_posted) {
@@ -221,7 +255,9 @@ static int recv_header(gcl_xfer_t *x, net_xfer_t *t)
         if (!t->net->exact_tags && x->after && !all_posted(x->after))
             return 0;
         gcl_net_tag_t tag = tag_of(x, 0);
-        int rc = t->net->irecv(t->net, peer_instance(x), &t->hdr, sizeof t->hdr, &tag, &t->hreq);
+        /* Room for inline data whatever this side expects: a peer that sent more is then
+         * refused by the header's check (a mismatch), not by the network (a lost peer). */
+        int rc = t->net->irecv(t->net, peer_instance(x), &t->m, sizeof t->m, &tag, &t->hreq);
         if (rc)
             return rc < 0 ? fail(x, GCL_ERR_TRANSPORT) : 0;
         t->header_posted = 1;
@@ -234,17 +270,19 @@ static int recv_header(gcl_xfer_t *x, net_xfer_t *t)
     t->header_done = 1;
     char why[160];
     net_header_t h;
-    if (gcl_wire_decode(&t->hdr, sizeof t->hdr, x->fab->token, &h, why, sizeof why) != 0)
+    if (gcl_wire_decode(&t->m.hdr, sizeof t->m.hdr, x->fab->token, &h, why, sizeof why) != 0)
         return gcl_err_set(x->err, GCL_ERR_TRANSPORT,
                            "%s: refused %s, claimed to come from instance %d", t->net->name, why,
                            peer_instance(x));
-    int rc = gcl_xfer_check(x, &t->hdr.sig, t->hdr.total);
-    if (rc == 0 && (t->hdr.key0 != x->key0 || t->hdr.key1 != x->key1))
+    int rc = gcl_xfer_check(x, &t->m.hdr.sig, t->m.hdr.total);
+    if (rc == 0 && (t->m.hdr.key0 != x->key0 || t->m.hdr.key1 != x->key1))
         rc = gcl_err_set(x->err, GCL_ERR_MISMATCH,
                          "%s: a message from instance %d belongs to another call", t->net->name,
                          peer_instance(x));
-    x->sim_send = t->hdr.sim_send;
-    x->sim_arrival = t->hdr.sim_time;
+    x->sim_send = t->m.hdr.sim_send;
+    x->sim_arrival = t->m.hdr.sim_time;
+    if (rc == 0 && inline_bytes(x))
+        take_inline(x, t);
     if (rc == 0)
         rc = post_receives(x, t);
     return rc ? rc : 1;
