@@ -24,7 +24,10 @@ struct gcl_request *gcl_request_new(gcl_peers_t *peers)
 
 void gcl_request_reuse(struct gcl_request *r, gcl_peers_t *peers)
 {
-    memset(&r->x, 0, sizeof r->x);
+    /* Its last call's free_request left X's memory and OWN released and their pointers NULL
+     * (a kept request starts zeroed); gcl_exec_start fills X. Without an engine, a call that
+     * fails before then is discarded without running the last call's engine again. */
+    r->x.engine = NULL;
     r->peers = peers;
     r->next = NULL;
     r->finished = 0;
@@ -32,13 +35,13 @@ void gcl_request_reuse(struct gcl_request *r, gcl_peers_t *peers)
     r->scratch = NULL;
     r->err = (gcl_err_t)GCL_ERR_INIT;
     r->kept = 1;
-    coll_schedule_init(&r->own);
 }
 
 static void free_request(struct gcl_request *r)
 {
     gcl_exec_finish(&r->x);
-    coll_schedule_free(&r->own);
+    if (r->own.steps || r->own.ops) /* a blocking call's request never builds its own */
+        coll_schedule_free(&r->own);
     gcl_err_clear(&r->err);
     free(r->scratch);
     r->scratch = NULL;
