@@ -3,7 +3,9 @@
  * (backend.h). Declared in transport/transport.h (gcl_transport_mpi, gcl_transport_ofi).
  * A message is a header (its keys, signature, size and simulated times), then pieces of at most
  * the backend's chunk size. The receiver checks the header, then copies pieces straight into
- * place, or receives them into two scratch pieces and reduces one while the next arrives.
+ * place, or receives them into scratch pieces (kept between transfers) and reduces one while
+ * the next arrives. With exact tags (ofi) the first pieces' receives are posted with the
+ * header's, so that the pieces find them waiting; they are used only once the header passed.
  * A message of at most NET_INLINE_BYTES travels inside its header's network message instead:
  * one message, not two, for the small calls whose time is the network's latency (both sides
  * decide it alike, from the transfer's size, which the header's check then confirms).
@@ -38,6 +40,7 @@ typedef struct {
     uint32_t nreqs, npieces, posted, completed;
     char *scratch[RECV_DEPTH];
     uint64_t scratch_off[RECV_DEPTH], scratch_len[RECV_DEPTH];
+    int in_scratch[RECV_DEPTH]; /* the piece in that slot went to its scratch piece */
 } net_xfer_t;
 
 static gcl_net_t *net_of(const gcl_xfer_t *x)
@@ -81,10 +84,52 @@ static uint64_t inline_bytes(const gcl_xfer_t *x)
     return !x->phantom && x->bytes > 0 && x->bytes <= NET_INLINE_BYTES ? x->bytes : 0;
 }
 
-static void free_state(net_xfer_t *t)
+void gcl_net_pool_init(gcl_net_t *n)
+{
+    pthread_mutex_init(&n->pool.lock, NULL);
+    n->pool.n = 0;
+}
+
+void gcl_net_pool_fini(gcl_net_t *n)
+{
+    while (n->pool.n > 0)
+        free(n->pool.free[--n->pool.n]);
+    pthread_mutex_destroy(&n->pool.lock);
+}
+
+/* A scratch piece of the backend's chunk size: a kept one, or a new one. */
+static char *scratch_get(gcl_net_t *n)
+{
+    char *b = NULL;
+    pthread_mutex_lock(&n->pool.lock);
+    if (n->pool.n > 0)
+        b = n->pool.free[--n->pool.n];
+    pthread_mutex_unlock(&n->pool.lock);
+    return b ? b : gcl_malloc(n->chunk_bytes);
+}
+
+static void scratch_put(gcl_net_t *n, char *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&n->pool.lock);
+    if (n->pool.n < GCL_NET_POOL) {
+        n->pool.free[n->pool.n++] = b;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&n->pool.lock);
+    free(b);
+}
+
+/* Frees a transfer's state. Its scratch pieces go back to the pool when KEEP (a finished
+ * transfer: the network is done with them); a cancelled one's are freed, never reused. */
+static void free_state(net_xfer_t *t, int keep)
 {
     for (int i = 0; i < RECV_DEPTH; i++)
-        free(t->scratch[i]);
+        if (keep)
+            scratch_put(t->net, t->scratch[i]);
+        else
+            free(t->scratch[i]);
     free(t->reqs);
     free(t);
 }
@@ -192,16 +237,26 @@ static int net_send_progress(gcl_xfer_t *x, net_xfer_t *t)
     return did;
 }
 
-/* Posts the receive of piece P into its place (a copy) or into a scratch piece (a reduction). */
+/* Whether piece receives may go straight into place before the header is checked: not when
+ * that place is the caller's input too (an in-place call), which a peer's mismatched message
+ * must not overwrite. */
+static int may_land_early(const gcl_xfer_t *x)
+{
+    return x->op->buf != COLL_BUF_OUT || x->bufs[COLL_BUF_OUT] != x->bufs[COLL_BUF_IN];
+}
+
+/* Posts the receive of piece P into its place (a copy) or into a scratch piece (a reduction,
+ * or a copy posted before the header's check that may not land in place yet). */
 static int post_piece(gcl_xfer_t *x, net_xfer_t *t, uint32_t p)
 {
     uint32_t slot = p % RECV_DEPTH;
     uint64_t off = (uint64_t)p * chunk(x), len = piece_len(x, p);
     void *dst;
-    if (x->op->kind == COLL_OP_RECV) {
+    t->in_scratch[slot] = x->op->kind != COLL_OP_RECV || (!t->header_done && !may_land_early(x));
+    if (!t->in_scratch[slot]) {
         dst = (char *)coll_buf_at(x->bufs, x->op->buf, x->op->off, x->info->elem_size) + off;
     } else {
-        if (!t->scratch[slot] && !(t->scratch[slot] = gcl_malloc(chunk(x))))
+        if (!t->scratch[slot] && !(t->scratch[slot] = scratch_get(t->net)))
             return gcl_err_set(x->err, GCL_ERR_NO_HOST_MEMORY, "%s: out of host memory",
                                t->net->name);
         dst = t->scratch[slot];
@@ -261,6 +316,13 @@ static int recv_header(gcl_xfer_t *x, net_xfer_t *t)
         if (rc)
             return rc < 0 ? fail(x, GCL_ERR_TRANSPORT) : 0;
         t->header_posted = 1;
+        /* With exact tags the pieces' receives go with the header's, so that the pieces,
+         * sent right behind it, find them posted: the network then receives them straight
+         * into place (libfabric's tcp under ofi_rxm reads a matched message into the posted
+         * buffer, an unexpected one into memory it allocates, faults in and copies from).
+         * They are looked at only once the header has passed its check. */
+        if (t->net->exact_tags && (rc = post_receives(x, t)) != 0)
+            return rc;
     }
     int f = t->net->test(t->net, t->hreq);
     if (f != 0)
@@ -310,6 +372,9 @@ static int net_recv_progress(gcl_xfer_t *x, net_xfer_t *t)
         if (x->op->kind == COLL_OP_RECV_REDUCE)
             coll_exec_incoming(x->op, x->bufs, t->scratch[slot], t->scratch_off[slot] / es,
                                t->scratch_len[slot] / es, x->info);
+        else if (t->in_scratch[slot])
+            memcpy((char *)coll_buf_at(x->bufs, x->op->buf, x->op->off, es) + t->scratch_off[slot],
+                   t->scratch[slot], t->scratch_len[slot]);
         t->completed++;
         did = 1;
     }
@@ -328,7 +393,7 @@ static int net_progress(gcl_xfer_t *x)
     net_xfer_t *t = x->priv;
     int rc = x->is_send ? net_send_progress(x, t) : net_recv_progress(x, t);
     if (x->done) {
-        free_state(t);
+        free_state(t, 1);
         x->priv = NULL;
     }
     return rc;
@@ -345,7 +410,7 @@ static void net_cancel(gcl_xfer_t *x)
     for (uint32_t i = 0; i < t->nreqs; i++)
         if (t->reqs[i])
             t->net->cancel(t->net, t->reqs[i]);
-    free_state(t);
+    free_state(t, 0);
     x->priv = NULL;
 }
 

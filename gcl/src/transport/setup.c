@@ -36,6 +36,8 @@ static gcl_status_t start_ofi(const gcl_transport_setup_t *w, const char *forced
         GCL_INFO(GCL_SUB_OFI, "libfabric unavailable (%s): using mpi between hosts",
                  why[0] ? why : "on another instance");
     }
+    if (ofi)
+        gcl_net_pool_init(ofi);
     w->fabric->ofi = ofi;
     return GCL_OK;
 }
@@ -58,6 +60,7 @@ gcl_status_t gcl_transports_init(const gcl_transport_setup_t *w)
         gcl_status_t rc = gcl_net_mpi_create(w->params, w->job, w->boot, &f->mpi, err, sizeof err);
         if (rc != GCL_OK)
             return gcl_err_set(w->err, rc, "%s", err[0] ? err : gcl_status_string(rc));
+        gcl_net_pool_init(f->mpi);
     }
     if (!strcmp(forced, "ofi") && f->ofi)
         f->forced = &gcl_transport_ofi;
@@ -68,9 +71,11 @@ gcl_status_t gcl_transports_init(const gcl_transport_setup_t *w)
 
 void gcl_transports_fini(gcl_fabric_t *f)
 {
-    if (f->ofi)
-        f->ofi->destroy(f->ofi);
-    if (f->mpi)
-        f->mpi->destroy(f->mpi);
+    gcl_net_t *nets[] = {f->ofi, f->mpi};
+    for (int i = 0; i < 2; i++)
+        if (nets[i]) {
+            gcl_net_pool_fini(nets[i]);
+            nets[i]->destroy(nets[i]);
+        }
     f->ofi = f->mpi = NULL;
 }
