@@ -305,6 +305,21 @@ static gcl_status_t exchange(net_ofi_t *o, const gcl_job_t *j, gcl_boot_t *boot,
     return rc;
 }
 
+/* A user's FI_OFI_RXM_EAGER_LIMIT below the piece size brings ofi_rxm's rendezvous back, and
+ * with it the crash of a survivor whose peer died (bootstrap_mpi.c): said once, not refused. */
+static void warn_rendezvous(size_t chunk)
+{
+    const char *v = getenv("FI_OFI_RXM_EAGER_LIMIT");
+    char *end = NULL;
+    unsigned long long limit = v ? strtoull(v, &end, 10) : 0;
+    if (v && end != v && limit < chunk)
+        GCL_WARN(GCL_SUB_OFI,
+                 "FI_OFI_RXM_EAGER_LIMIT=%s is below GCL_OFI_CHUNK_BYTES (%zu): ofi_rxm sends "
+                 "larger pieces by rendezvous, whose receive libfabric 1.17 crashes in when the "
+                 "sending peer died (leave it unset, or raise it on every host)",
+                 v, chunk);
+}
+
 gcl_status_t gcl_net_ofi_create(const gcl_params_t *prm, const gcl_job_t *j, gcl_boot_t *boot,
                                 gcl_net_t **out, char *err, size_t len)
 {
@@ -352,9 +367,11 @@ gcl_status_t gcl_net_ofi_create(const gcl_params_t *prm, const gcl_job_t *j, gcl
         rc = GCL_OK;
     fi_freeinfo(hints);
     fi_freeinfo(all);
-    if (rc == GCL_OK)
+    if (rc == GCL_OK) {
         GCL_INFO(GCL_SUB_OFI, "libfabric %s on %s", o->info->fabric_attr->prov_name,
                  o->info->domain_attr->name);
+        warn_rendezvous(o->base.chunk_bytes);
+    }
     if (rc != GCL_OK) {
         join_exchange(j, boot);
         ofi_destroy(&o->base);
