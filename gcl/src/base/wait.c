@@ -128,9 +128,8 @@ int gcl_waiter_idle(gcl_waiter_t *w, gcl_doorbell_t *bell, uint32_t seen, int mu
         sched_yield();
     } else if (must_poll) {
         /* Nothing will ring: poll, backing off from 20 us to 1 ms. The sleeps are exact to
-         * POLL_SLACK_NS: with Linux's default slack (50 us) a 20 us sleep took up to 70, and
-         * an all_reduce of 64 KiB to 1 MiB between two hosts took 1.5-2.5x as long in some
-         * jobs (OpenMPI spins instead). */
+         * POLL_SLACK_NS (Linux's default slack, 50 us, made a 20 us sleep last up to 70 while
+         * a network transfer waited to be read); set once, it stays the thread's slack. */
         if (!slack_set) {
             prctl(PR_SET_TIMERSLACK, POLL_SLACK_NS, 0, 0, 0);
             slack_set = 1;
