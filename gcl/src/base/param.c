@@ -87,6 +87,10 @@ static const param_def_t params[] = {
     {"GCL_OFI_CHUNK_BYTES", "262144", P_LONG, OFF(ofi_chunk_bytes), 4096, 1 << 30, NULL, 0,
      "bytes per piece of a message carried by the ofi transport (each piece goes eager: "
      "libgcl sets FI_OFI_RXM_EAGER_LIMIT to 1 GiB unless it is set)"},
+    {"GCL_HEAP_KEEP_BYTES", "67108864", P_LONG, OFF(heap_keep_bytes), 0, 1 << 30, NULL, 0,
+     "freed memory glibc keeps for reuse, set when the ofi transport starts (M_TRIM_THRESHOLD; "
+     "requests below half of it, at most 32 MiB, come from the heap); 0, or a malloc threshold "
+     "of your own, leaves glibc's policy alone"},
     {"GCL_NUM_LOCAL_REPLICAS", "1", P_LONG, OFF(num_local_replicas), 1, 1 << 20, NULL, 0,
      "without poprun: replicas of this instance (of every rank of a plain mpirun job); a "
      "program's gcl_config_t.num_replicas wins"},

@@ -31,6 +31,7 @@ typedef struct {
     char ofi_provider[64];
     char ofi_iface[64];
     long ofi_chunk_bytes;
+    long heap_keep_bytes; /* freed memory glibc keeps once the ofi transport runs (heap.h) */
     long sim_phantom;   /* 1: buffers carry sizes, no data */
     long num_local_replicas; /* without poprun: replicas of this instance */
     long ipus_per_replica;   /* without poprun: IPUs per replica */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/fault.h"
+#include "base/heap.h"
 #include "base/log.h"
 #include "transport/backend.h"
 #include "base/wait.h"
@@ -371,6 +372,10 @@ gcl_status_t gcl_net_ofi_create(const gcl_params_t *prm, const gcl_job_t *j, gcl
         GCL_INFO(GCL_SUB_OFI, "libfabric %s on %s", o->info->fabric_attr->prov_name,
                  o->info->domain_attr->name);
         warn_rendezvous(o->base.chunk_bytes);
+        if (gcl_heap_keep(prm->heap_keep_bytes))
+            GCL_INFO(GCL_SUB_OFI,
+                     "glibc keeps up to %ld bytes of freed memory (GCL_HEAP_KEEP_BYTES)",
+                     prm->heap_keep_bytes);
     }
     if (rc != GCL_OK) {
         join_exchange(j, boot);
