@@ -21,9 +21,9 @@
 #include <string.h>
 
 #include "base/fault.h"
-#include "base/heap.h"
 #include "base/log.h"
 #include "transport/backend.h"
+#include "transport/heap.h"
 #include "base/wait.h"
 
 /* How long a cancelled request may take to complete before it is left to libfabric. */

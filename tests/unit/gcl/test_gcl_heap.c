@@ -1,6 +1,6 @@
 /*
- * Unit tests of the freed-memory policy (gcl/src/base/heap.c): a thread that allocates and frees
- * a few 256 KiB buffers a round, as libfabric does for pieces that come before their receive,
+ * Unit tests of the freed-memory policy (gcl/src/transport/heap.c): a thread that allocates and
+ * frees a few 256 KiB buffers a round, as libfabric does for pieces that come before their receive,
  * faults every page back in each round under glibc's own thresholds, and none once
  * gcl_heap_keep has run; a threshold of the user's own, or 0, leaves glibc alone. Each case runs
  * in a child process of its own: the thresholds are process-wide and set once.
@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/heap.h"
+#include "transport/heap.h"
 
 #define PIECE  (256 << 10)
 #define PIECES 3

@@ -1,5 +1,5 @@
 /* Freed memory kept for reuse; see heap.h. */
-#include "base/heap.h"
+#include "transport/heap.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
