@@ -9,7 +9,10 @@ doubled while their spread is above 5%):
   gcl      poprun --num-replicas N --num-instances N gcl-bench all_reduce (poprun's mpirun is
            OpenMPI's, by its explicit path)
   mpi      /usr/bin/mpirun.openmpi -np N mpi-peer-openmpi (OpenMPI's defaults: bound to a core
-           at 2 ranks; --oversubscribe only when the ranks exceed the cores, as it requires)
+           at 2 ranks; --oversubscribe only when the ranks exceed the cores, as it requires; on
+           one host a session directory of its own, as poprun gives its jobs: OpenMPI 4.1 fails
+           a job that starts while another one's clean-up removes the shared one,
+           open-mpi/ompi#8510)
   mpich    /usr/bin/mpiexec.mpich -n N mpi-peer-mpich (Hydra's defaults)
   gloo     N processes of gloo-peer with Gloo's FileStore rendezvous, tcp over loopback, once with
            allreduce_ring_chunked and once with allreduce_bcube
@@ -120,6 +123,7 @@ class Runner:
                          "POPRUN_MPIRUN": OPENMPI_RUN})
         self.hog = None
         self.rep, self.reps = 0, 1
+        self.mpi_tmp = tempfile.mkdtemp(prefix="gcl-bench-mpi.", dir="/dev/shm")
 
     def need(self, *names):
         for n in names:
@@ -220,7 +224,9 @@ class Runner:
             # that poll would share one core and wait a scheduler tick for each other at every
             # call (4,000 us for an 8 B all_reduce across 2 hosts x 1, against 11 us unbound).
             argv += ["-H", hosts, "--bind-to", "none"]
-        elif n > self.cores:
+        else:
+            argv += ["--mca", "orte_tmpdir_base", self.mpi_tmp]
+        if not hosts and n > self.cores:
             argv.append("--oversubscribe")  # OpenMPI refuses to run more ranks than cores else
         return argv + [os.path.join(self.bin, "mpi-peer-openmpi"), coll, *self.timing(latency)]
 
@@ -336,6 +342,13 @@ class Runner:
 def main(argv):
     a = parse_args(argv)
     r = Runner(a)
+    try:
+        return run_all(a, r, argv)
+    finally:
+        shutil.rmtree(r.mpi_tmp, ignore_errors=True)
+
+
+def run_all(a, r, argv):
     need = ["poprun", "gcl-bench"]
     for peer in a.peer_list:
         need += {"mpi": ["mpi-peer-openmpi", OPENMPI_RUN], "mpich": ["mpi-peer-mpich", MPICH_RUN],

@@ -160,9 +160,10 @@ static int prepare(const struct poprun_options *o, struct job *j, char *err, siz
     if (jobdir_open(&j->dir, err, errlen) != 0)
         return -1;
     const char *mpirun = getenv("POPRUN_MPIRUN");
-    struct mpirun_cmd cmd = {o,       &j->plan,     mpirun && *mpirun ? mpirun : "mpirun",
-                             j->self, j->token,     j->instance_topology,
-                             as_root, j->cache_path, j->dir.id};
+    struct mpirun_cmd cmd = {o,          &j->plan,      mpirun && *mpirun ? mpirun : "mpirun",
+                             j->self,    j->token,      j->instance_topology,
+                             as_root,    j->cache_path, j->dir.id,
+                             j->dir.path};
     return mpirun_cmd_build(&cmd, &j->argv, err, errlen);
 }
 

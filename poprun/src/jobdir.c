@@ -39,8 +39,7 @@ int jobdir_open(struct jobdir *d, char *err, size_t errlen)
     char hex[17];
     memset(d, 0, sizeof(*d));
     if (name && !word_ok(name, 40))
-        return errf(err, errlen,
-                    "%s='%.60s': a job name is 1 to 40 letters, digits, '-' or '_'",
+        return errf(err, errlen, "%s='%.60s': a job name is 1 to 40 letters, digits, '-' or '_'",
                     POPRUN_ENV_JOB_NAME, name);
     if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
         unsigned long x = (unsigned long)getpid() * 2654435761UL ^ (unsigned long)time(NULL);
@@ -49,12 +48,13 @@ int jobdir_open(struct jobdir *d, char *err, size_t errlen)
     for (size_t i = 0; i < sizeof(r); i++)
         snprintf(hex + 2 * i, 3, "%02x", r[i]);
     snprintf(d->id, sizeof(d->id), "%s-%s", name ? name : "job", hex);
+    snprintf(d->path, sizeof(d->path), SHM_ROOT "/poprun-%s", d->id);
     return 0;
 }
 
 void jobdir_make(struct jobdir *d)
 {
-    snprintf(d->shm, sizeof(d->shm), SHM_ROOT "/poprun-%s", d->id);
+    snprintf(d->shm, sizeof(d->shm), "%s", d->path);
     if (mkdir(d->shm, 0700) != 0)
         d->shm[0] = '\0';
 }
@@ -205,8 +205,8 @@ int jobdir_sweep(const struct jobdir *d, pid_t mpirun, bool failed)
 
 void jobdir_close(struct jobdir *d)
 {
-    if (d->shm[0])
-        remove_tree(d->shm);
+    if (d->path[0])
+        remove_tree(d->path);
     d->shm[0] = '\0';
 }
 

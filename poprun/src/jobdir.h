@@ -7,11 +7,18 @@
  * machine carries it:
  *   /dev/shm/poprun-ID/           OpenMPI's shared-memory segments (vader's backing directory,
  *                                 set by each instance wrapper whose host sees this directory:
- *                                 this machine and its network namespaces)
+ *                                 this machine and its network namespaces), and, for a job
+ *                                 on this host alone, OpenMPI's session directories
+ *                                 (orte_tmpdir_base, mpirun_cmd.h)
  *   /dev/shm/gcl-ID-NONCE-hN      libgcl's host box of host N (unlinked at start-up once every
  *                                 instance of the host has mapped it)
- * OpenMPI's session directories stay where OpenMPI puts them ($TMPDIR or /tmp, ompi.NODE.UID):
- * mpirun's own is pid.PID, its daemons' jf.FAMILY, FAMILY read from mpirun's contact file.
+ * A job on this host alone keeps OpenMPI's session directories in the job's: by default every
+ * OpenMPI job of the machine makes and removes one shared parent ($TMPDIR or /tmp,
+ * ompi.NODE.UID), and OpenMPI 4.1 fails a job that makes it while another job's clean-up removes
+ * it ("A call to mkdir was unable to create the desired directory ... File exists": once in a
+ * run of the tests beside another job, on a machine where the parent did not exist yet). A job
+ * across hosts keeps them where OpenMPI puts them: pid.PID for mpirun, jf.FAMILY for the
+ * daemons, FAMILY read from mpirun's contact file.
  *
  * After each run of mpirun, poprun removes what that run left: the segments, the session
  * directories of an mpirun that did not remove them itself, and (after a run that failed) host
@@ -26,8 +33,9 @@
 #include <sys/types.h>
 
 struct jobdir {
-    char id[64];   /* NAME-HEX */
-    char shm[128]; /* /dev/shm/poprun-ID, or "" when it could not be made */
+    char id[64];    /* NAME-HEX */
+    char path[128]; /* /dev/shm/poprun-ID, from the start */
+    char shm[128];  /* the same once made, or "" when it could not be made */
 };
 
 /* Picks the job's id. Returns 0, or -1 with a reason in ERR for a POPRUN_JOB_NAME that is not
@@ -41,7 +49,8 @@ void jobdir_make(struct jobdir *d);
  * succeed. Returns how many entries it removed. */
 int jobdir_sweep(const struct jobdir *d, pid_t mpirun, bool failed);
 
-/* At poprun's end: removes the directory itself. */
+/* At poprun's end: removes the directory itself (also one that OpenMPI made after poprun could
+ * not). */
 void jobdir_close(struct jobdir *d);
 
 /* The instance wrapper's side: the directory of job ID if this host sees it, else NULL. */

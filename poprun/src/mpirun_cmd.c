@@ -88,6 +88,31 @@ static void push_keepalive(struct strvec *argv, const char *global)
     }
 }
 
+/* A job on this host alone: OpenMPI's session directories in the job's own directory. OpenMPI
+ * 4.1 makes every job's in one parent per machine (ompi.NODE.UID in $TMPDIR or /tmp), which the
+ * last job to leave removes, and fails a job whose mkdir of the parent finds it there while
+ * another job's clean-up removes it before its stat (jobdir.h; open-mpi/ompi#8510, where
+ * CTest-driven jobs met it too). orte_tmpdir_base, because 4.1
+ * refuses orte_local_tmpdir_base in every MPI program it starts (mpirun hands the program both);
+ * it would name the base on other hosts too, where nothing would remove the job's directory,
+ * so a job across hosts keeps OpenMPI's own. A base the user set (orte_tmpdir_base,
+ * orte_local_tmpdir_base or orte_remote_tmpdir_base, in --mpi-global-args or as OMPI_MCA_*)
+ * wins. */
+static void push_session_base(struct strvec *argv, const char *dir, const char *global)
+{
+    static const char *const mca[] = {"orte_tmpdir_base", "orte_local_tmpdir_base",
+                                      "orte_remote_tmpdir_base"};
+    for (size_t i = 0; i < sizeof mca / sizeof mca[0]; i++) {
+        char env[64];
+        snprintf(env, sizeof env, "OMPI_MCA_%s", mca[i]);
+        if (!dir || sets_mca(global, mca[i]) || getenv(env))
+            return;
+    }
+    strvec_push(argv, "--mca");
+    strvec_push(argv, "orte_tmpdir_base");
+    strvec_push(argv, dir);
+}
+
 /* "-x NAME[=VALUE]" for every word of the -x list TEXT. */
 static int push_exports(struct strvec *argv, const char *text, char *err, size_t errlen)
 {
@@ -150,6 +175,8 @@ int mpirun_cmd_build(const struct mpirun_cmd *c, struct strvec *argv, char *err,
     strvec_push(argv, "--oversubscribe");
     strvec_push(argv, "--bind-to");
     strvec_push(argv, "none");
+    if (c->plan->local)
+        push_session_base(argv, c->job_dir, c->opts->mpi_global_args);
     if (!c->plan->local) {
         strvec_push(argv, "--host");
         strvec_push_take(argv, host_slots(c->plan));

@@ -3,6 +3,7 @@
  * through a shell):
  *
  *   mpirun [--allow-run-as-root] --oversubscribe --bind-to none
+ *          [--mca orte_tmpdir_base /dev/shm/poprun-ID]     (on one host, unless the user set one)
  *          [--host h1:2,h2:2 --map-by slot]          (with -H/--hostfile: I/H slots per host)
  *          [--mca btl_tcp_if_include S --mca oob_tcp_if_include S]      (--host-subnet S)
  *          [MPI-GLOBAL-ARGS...]
@@ -16,6 +17,8 @@
  * --oversubscribe: each instance runs many IPU threads and tests run more ranks than cores.
  * --bind-to none: an instance is not one thread; --process-placement binds in the wrapper.
  * --map-by slot with I/H slots per host puts instances on hosts in contiguous blocks, as planned.
+ * orte_tmpdir_base: on one host, OpenMPI's session directories in the job's own (jobdir.h), not in
+ * the parent that every OpenMPI job of the machine makes and removes.
  */
 #ifndef POPRUN_MPIRUN_CMD_H
 #define POPRUN_MPIRUN_CMD_H
@@ -37,6 +40,7 @@ struct mpirun_cmd {
     bool as_root;           /* add --allow-run-as-root (root, or --allow-run-as-root) */
     const char *cache_path; /* --executable-cache-path made absolute, or NULL */
     const char *job_id;     /* the job's id (jobdir.h), passed on as POPRUN_JOB_ID */
+    const char *job_dir;    /* the job's directory (jobdir.h): mpirun's session directory's base */
 };
 
 /* Appends the command line to ARGV. Returns 0, or -1 with a reason in ERR (bad quoting in

@@ -29,7 +29,7 @@ mount -t tmpfs -o size=2900k,mode=0700 chaos-test "$fs" || skip "cannot mount a 
 trap 'st=$?; umount "$fs" 2>/dev/null || true; set +e; (exit $st); faults_cleanup' EXIT
 args=(--train-samples 4096 --test-samples 256 --epochs 3 --checkpoint-every 8 --progress none)
 gcl() { marked "$poprun" --num-replicas 4 --num-instances 2 "$train" "${args[@]}" "$@"; }
-mpi() { marked mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 "$train" \
+mpi() { marked "$here/../mpirun-private" --allow-run-as-root --oversubscribe --bind-to none -np 4 "$train" \
           --backend mpi "${args[@]}" "$@"; }
 expect() { grep -q -- "$2" "$FT/$1.out" || { cat "$FT/$1.out"; fail "$1: no line matching '$2'"; }; }
 run() { # NAME WANT CMD...: runs CMD (output in $FT/NAME.out) and checks its exit status

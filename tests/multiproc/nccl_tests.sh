@@ -12,6 +12,7 @@
 # 3. -J FILE is JSON with nccl-tests' keys; a spoiled element is counted and fails the run.
 # 4. Malformed flags: one line, exit 2.
 set -euo pipefail
+mpirun_private=$(cd "$(dirname "$0")/.." && pwd)/mpirun-private # mpirun, a session directory of its own
 POPRUN=$1
 BIN=$2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nccl-tests.XXXXXX")
@@ -66,7 +67,7 @@ for tool in all_reduce reduce_scatter all_gather broadcast alltoall; do
   [ "$tool" = broadcast ] && extra=(-r all)
   [ "$tool" = all_reduce ] || [ "$tool" = reduce_scatter ] && extra=(-o all)
   set +e
-  timeout 300 mpirun --oversubscribe -np 2 "$BIN/${tool}_perf" -b 16 -e 64K -f 16 -g 2 \
+  timeout 300 "$mpirun_private" --oversubscribe -np 2 "$BIN/${tool}_perf" -b 16 -e 64K -f 16 -g 2 \
     -d all -w 1 -n 3 "${extra[@]}" >"$tmp/$tool.txt" 2>"$tmp/$tool.err"
   rc=$?
   set -e

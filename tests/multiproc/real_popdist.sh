@@ -6,6 +6,7 @@
 #
 #   real_popdist.sh SHARD CHECK
 set -euo pipefail
+mpirun_private=$(cd "$(dirname "$0")/.." && pwd)/mpirun-private # mpirun, a session directory of its own
 SHARD=$1
 CHECK=$2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 GCL_TIMEOUT_S=60
@@ -25,7 +26,7 @@ contexts() {
   done
 }
 mapfile -t args < <(contexts "$SHARD")
-timeout 120 mpirun --oversubscribe --bind-to none "${args[@]}" >"$tmp/out" 2>&1 || true
+timeout 120 "$mpirun_private" --oversubscribe --bind-to none "${args[@]}" >"$tmp/out" 2>&1 || true
 sort "$tmp/out" | grep '^popdist-shard:' >"$tmp/got" || true
 for i in 0 1 2 3; do
   printf 'popdist-shard: set=1 instances=4 index=%d local_index=%d replicas=%d..%d of 8 ipr=1: PASSED\n' \
@@ -41,7 +42,7 @@ fi
 
 mapfile -t args < <(contexts "$CHECK" --sizes 0,4,1K,100K)
 rc=0
-timeout 120 mpirun --oversubscribe --bind-to none "${args[@]}" >"$tmp/out" 2>&1 || rc=$?
+timeout 120 "$mpirun_private" --oversubscribe --bind-to none "${args[@]}" >"$tmp/out" 2>&1 || rc=$?
 if [ "$rc" -eq 0 ] &&
   [ "$(grep -c 'allreduce-check: instance [0-3] of 4, replicas [0-7]-[0-7] of 8: PASSED' "$tmp/out")" -eq 4 ]; then
   echo "ok: allreduce-check passes on 4 instances started with PopRun's variables"

@@ -136,7 +136,9 @@ else:
 
 # Ranks given different flags (mpirun's two application contexts): named, exit 2, no sweep.
 exe = os.path.join(BIN, "all_reduce_perf")
-rc, out, err = run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "1", exe, "-b", "1K",
+# (mpirun with a session directory of its own: tests/mpirun-private)
+MPIRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpirun-private")
+rc, out, err = run([MPIRUN, "--oversubscribe", "--bind-to", "none", "-np", "1", exe, "-b", "1K",
                     "-e", "4K", "-n", "2", ":", "-np", "1", exe, "-b", "1K", "-e", "4K", "-n",
                     "3"])
 line = ("all_reduce_perf: instance 1 has -n 3, instance 0 -n 2 "

@@ -26,6 +26,7 @@
 #                  plain mpirun is one job of the ranks; what the baseline cannot do is refused
 # TRAIN_TEST_DATA points at the dataset (default: Debian's dataset-fashion-mnist).
 set -uo pipefail
+mpirun_private=$(cd "$(dirname "$0")/.." && pwd)/mpirun-private # mpirun, a session directory of its own
 case_name=$1 poprun=$2 train=$3 cmp=$4 cluster=${5:-}
 data=${TRAIN_TEST_DATA:-/usr/share/datasets/fashion-mnist}
 work=$(mktemp -d /tmp/train-test-XXXXXX)
@@ -492,7 +493,7 @@ case_restart() {
 }
 
 # ---- the MPI baseline -------------------------------------------------------------------------
-mpirun=(mpirun --oversubscribe --bind-to none)
+mpirun=("$mpirun_private" --oversubscribe --bind-to none)
 [ "$(id -u)" -ne 0 ] || mpirun+=(--allow-run-as-root)
 
 # json_keys FILE BACKEND: the per-step measurements every run's JSON carries.

@@ -187,7 +187,7 @@ root_flag=""
 probe_abs=$PROBE
 run "$POPRUN" --dry-run -H 'h[1-2]' --num-instances 4 --num-replicas 16 \
   --mpi-global-args "--mca btl tcp,self -x 'A=a b'" --only-output-from-instance 1 "$PROBE" --sleep 1
-sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/; s/-x POPRUN_JOB_ID=job-[0-9a-f]{16} //' "$tmp/out" >"$tmp/got"
+sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/; s/-x POPRUN_JOB_ID=job-[0-9a-f]{16} //; s|/dev/shm/poprun-job-[0-9a-f]{16} |JOBDIR |' "$tmp/out" >"$tmp/got"
 cat >"$tmp/want" <<WANT
 topology POD16: 16 IPUs in 1 IPU-Link domain
 job: 16 replicas x 1 IPU = 16 IPUs; 4 instances on 2 hosts; 1 IPU-Link domain
@@ -217,7 +217,7 @@ expect_same "dry-run over two IPU-Link domains" "$tmp/want" "$tmp/got"
 
 # --max-restarts: mpirun passes the restart count on to every host.
 run "$POPRUN" --dry-run --max-restarts 2 --num-instances 2 --num-replicas 2 "$PROBE"
-if grep -q -- "^mpirun ${root_flag}--oversubscribe --bind-to none -x POPDIST_RESTART_COUNT -np 2 " "$tmp/out"; then
+if grep -q -E -- "^mpirun ${root_flag}--oversubscribe --bind-to none --mca orte_tmpdir_base /dev/shm/poprun-job-[0-9a-f]{16} -x POPDIST_RESTART_COUNT -np 2 " "$tmp/out"; then
   ok "--max-restarts: -x POPDIST_RESTART_COUNT"
 else
   bad "--max-restarts" "$(cat "$tmp/out" "$tmp/err")"
@@ -234,9 +234,9 @@ fi
 # --- --export-config / --import-config round trip -------------------------------------------
 run "$POPRUN" --dry-run --export-config "$tmp/job.conf" -H 'h[1-2]' --num-instances 4 \
   --num-replicas 16 --mpi-local-args "-x 'B=c d'" --offline-mode --topology POD64 "$PROBE" --sleep 1
-sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/; s/-x POPRUN_JOB_ID=job-[0-9a-f]{16} //' "$tmp/out" >"$tmp/direct"
+sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/; s/-x POPRUN_JOB_ID=job-[0-9a-f]{16} //; s|/dev/shm/poprun-job-[0-9a-f]{16} |JOBDIR |' "$tmp/out" >"$tmp/direct"
 run "$POPRUN" --dry-run --import-config "$tmp/job.conf"
-sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/; s/-x POPRUN_JOB_ID=job-[0-9a-f]{16} //' "$tmp/out" >"$tmp/imported"
+sed -E 's/--_instance [0-9a-f]{16}/--_instance TOKEN/; s/-x POPRUN_JOB_ID=job-[0-9a-f]{16} //; s|/dev/shm/poprun-job-[0-9a-f]{16} |JOBDIR |' "$tmp/out" >"$tmp/imported"
 expect_rc "import-config" 0
 expect_same "config round trip gives the same plan and command" "$tmp/direct" "$tmp/imported"
 run "$POPRUN" --dry-run --import-config "$tmp/job.conf" --num-replicas 8 --offline-mode=false

@@ -35,6 +35,23 @@ sort "$tmp/out" >"$tmp/got"
 for i in 0 1; do probe_line $i $i 2 1 1 2 1 M2000 0 - 1; done >"$tmp/want"
 expect_same "-H localhost" "$tmp/want" "$tmp/got"
 
+# --- OpenMPI's session directory: in the job's own on one host, OpenMPI's place with -H ---------
+run timeout 60 "$POPRUN" --num-replicas 2 --num-instances 2 env
+job=$(sed -n 's/^\[instance 0\] POPRUN_JOB_ID=//p' "$tmp/out")
+top=$(sed -n 's/^\[instance 0\] OMPI_MCA_orte_top_session_dir=//p' "$tmp/out")
+if [ -n "$job" ] && [[ "$top" == "/dev/shm/poprun-$job/ompi."* ]] && [ ! -e "/dev/shm/poprun-$job" ]; then
+  ok "one host: the session directory in the job's directory ($top), removed after"
+else
+  bad "session directory of a job on one host" "job '$job', top '$top'" "$(ls -d "/dev/shm/poprun-$job" 2>&1)"
+fi
+run timeout 60 "$POPRUN" -H localhost --num-replicas 2 --num-instances 2 env
+top=$(sed -n 's/^\[instance 0\] OMPI_MCA_orte_top_session_dir=//p' "$tmp/out")
+if [ -n "$top" ] && [[ "$top" != /dev/shm/poprun-* ]]; then
+  ok "-H: the session directory where OpenMPI puts it ($top)"
+else
+  bad "session directory of a job with -H" "top '$top'"
+fi
+
 # --- output: stderr tagged on stderr, partial lines, --only-output-from-instance --------------
 run timeout 60 "$POPRUN" --num-replicas 3 --num-instances 3 "$PROBE" --stderr "to stderr" \
   --no-newline

@@ -243,8 +243,8 @@ static void test_mpirun_argv(void **state)
     struct plan_request req = {16, 4, 1, 0, &hosts};
     struct plan p;
     assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), 0);
-    struct mpirun_cmd cmd = {&o, &p, "mpirun", "/opt/poprun", "abc123", "POD16", true, NULL,
-                             "job-0123"};
+    struct mpirun_cmd cmd = {&o,      &p,   "mpirun", "/opt/poprun", "abc123",
+                             "POD16", true, NULL,     "job-0123",    NULL};
     struct strvec argv = STRVEC_INIT;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     char *line = words_join_quoted(&argv);
@@ -252,7 +252,8 @@ static void test_mpirun_argv(void **state)
                         "mpirun --allow-run-as-root --oversubscribe --bind-to none "
                         "--host h1:2,h2:2 --map-by slot --mca oob_tcp_keepalive_intvl 1 --mca "
                         "oob_tcp_keepalive_probes 3 --mca btl_tcp_if_include 10.1.2.0/24 -mca "
-                        "oob_tcp_keepalive_time 7 -np 4 -x POPRUN_JOB_ID=job-0123 -x 'A=a b' /opt/poprun --_instance abc123 "
+                        "oob_tcp_keepalive_time 7 -np 4 -x POPRUN_JOB_ID=job-0123 -x 'A=a b' "
+                        "/opt/poprun --_instance abc123 "
                         "--num-replicas 16 "
                         "--num-instances 4 --ipus-per-replica 1 --num-ilds 1 --topology POD16 "
                         "--host h1,h2 --offline-mode --only-output-from-instance 2 -v -- ./train "
@@ -274,10 +275,12 @@ static void test_mpirun_argv(void **state)
     cmd.as_root = false;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     line = words_join_quoted(&argv);
-    assert_string_equal(line, "mpirun --oversubscribe --bind-to none -np 2 -x "
-                              "POPRUN_JOB_ID=job-0123 /opt/poprun --_instance abc123 --num-replicas 2 --num-instances 2 "
-                              "--ipus-per-replica 1 --num-ilds 1 --topology POD16 "
-                              "--process-placement=spreadnuma -- ./train --epochs=2");
+    assert_string_equal(
+        line,
+        "mpirun --oversubscribe --bind-to none -np 2 -x "
+        "POPRUN_JOB_ID=job-0123 /opt/poprun --_instance abc123 --num-replicas 2 --num-instances 2 "
+        "--ipus-per-replica 1 --num-ilds 1 --topology POD16 "
+        "--process-placement=spreadnuma -- ./train --epochs=2");
     free(line);
     strvec_free(&argv);
 
@@ -294,7 +297,8 @@ static void test_mpirun_argv(void **state)
     line = words_join_quoted(&argv);
     assert_string_equal(line, "mpirun --oversubscribe --bind-to none --mca btl_tcp_if_include "
                               "10.5.0.0/16 --mca oob_tcp_if_include 10.5.0.0/16 -np 2 -x "
-                              "POPRUN_JOB_ID=job-0123 -x FOO=bar -x 'B=c d' -x A -x 'C=1 2' /opt/poprun --_instance abc123 "
+                              "POPRUN_JOB_ID=job-0123 -x FOO=bar -x 'B=c d' -x A -x 'C=1 2' "
+                              "/opt/poprun --_instance abc123 "
                               "--num-replicas 2 --num-instances 2 --ipus-per-replica 1 "
                               "--num-ilds 1 --topology POD16 --host-subnet 10.5.0.0/16 "
                               "--executable-cache-path /tmp/cache -- ./train --epochs=2");
@@ -322,6 +326,67 @@ static void test_mpirun_argv(void **state)
     strvec_free(&argv);
     plan_free(&p);
     strvec_free(&hosts);
+    options_free(&o);
+    plan_topology_free(&t);
+}
+
+/* mpirun's session directory goes in the job's directory, unless the user named a base. */
+static void test_mpirun_session_base(void **state)
+{
+    (void)state;
+    struct plan_topology t;
+    make_topo(&t, "POD16", 1, 16);
+    struct poprun_options o;
+    options_init(&o);
+    strvec_push(&o.program, "./train");
+    char err[256];
+    struct plan_request local = {2, 2, 1, 0, NULL};
+    struct plan p;
+    assert_int_equal(plan_build(&local, &t, &p, err, sizeof(err)), 0);
+    struct mpirun_cmd cmd = {&o,      &p,    "mpirun", "/opt/poprun", "abc123",
+                             "M2000", false, NULL,     "job-0123",    "/dev/shm/poprun-job-0123"};
+    const char *own = "--bind-to none --mca orte_tmpdir_base /dev/shm/poprun-job-0123 -np 2";
+    struct strvec argv = STRVEC_INIT;
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+    char *line = words_join_quoted(&argv);
+    assert_non_null(strstr(line, own));
+    free(line);
+    strvec_free(&argv);
+    static const char *const users[] = {"--mca orte_tmpdir_base /scratch",
+                                        "-mca orte_local_tmpdir_base /scratch",
+                                        "--mca orte_remote_tmpdir_base /scratch"};
+    for (int i = 0; i < 3; i++) {
+        o.mpi_global_args = xstrdup(users[i]);
+        assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+        line = words_join_quoted(&argv);
+        assert_null(strstr(line, "poprun-job-0123 "));
+        assert_non_null(strstr(line, users[i]));
+        free(line);
+        strvec_free(&argv);
+        free(o.mpi_global_args);
+        o.mpi_global_args = NULL;
+    }
+    setenv("OMPI_MCA_orte_tmpdir_base", "/scratch", 1);
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+    unsetenv("OMPI_MCA_orte_tmpdir_base");
+    line = words_join_quoted(&argv);
+    assert_null(strstr(line, "orte_tmpdir_base"));
+    free(line);
+    strvec_free(&argv);
+    /* Across hosts: OpenMPI's own place (the base would be made on every host). */
+    plan_free(&p);
+    struct strvec hosts = STRVEC_INIT;
+    assert_int_equal(hostlist_expand("h[1-2]", &hosts, err, sizeof(err)), 0);
+    struct plan_request across = {2, 2, 1, 0, &hosts};
+    assert_int_equal(plan_build(&across, &t, &p, err, sizeof(err)), 0);
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+    line = words_join_quoted(&argv);
+    assert_non_null(strstr(line, "--host h1:1,h2:1"));
+    assert_null(strstr(line, "orte_tmpdir_base"));
+    free(line);
+    strvec_free(&argv);
+    strvec_free(&hosts);
+    plan_free(&p);
     options_free(&o);
     plan_topology_free(&t);
 }
@@ -476,11 +541,11 @@ static void test_host_setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plan_table),   cmocka_unit_test(test_plan_errors),
-        cmocka_unit_test(test_per_ild_fit),  cmocka_unit_test(test_env),
-        cmocka_unit_test(test_mpirun_argv),  cmocka_unit_test(test_print_topology),
-        cmocka_unit_test(test_topo_resolve), cmocka_unit_test(test_numa_share),
-        cmocka_unit_test(test_host_setup),
+        cmocka_unit_test(test_plan_table),     cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_per_ild_fit),    cmocka_unit_test(test_env),
+        cmocka_unit_test(test_mpirun_argv),    cmocka_unit_test(test_mpirun_session_base),
+        cmocka_unit_test(test_print_topology), cmocka_unit_test(test_topo_resolve),
+        cmocka_unit_test(test_numa_share),     cmocka_unit_test(test_host_setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
