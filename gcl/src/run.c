@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/fault.h"
 #include "base/log.h"
@@ -14,6 +16,10 @@
 #include "ctx.h"
 #include "engine/request.h"
 #include "preempt.h"
+
+/* How long a failed run waits for the host's other instances to reach their own verdicts (see
+ * await_verdicts): the time poprun's wrapper of a killed program gives the survivors, too. */
+#define VERDICT_WAIT_S 1.0
 
 gcl_status_t gcl_init(const gcl_config_t *config, gcl_instance_t *out)
 {
@@ -62,12 +68,13 @@ static void fail_ipu(struct gcl_ctx *ctx, gcl_hostbox_ipu_t *me)
         gcl_err_set(&inst->err, ctx->status, "replica %d IPU %d: %.440s", ctx->replica,
                     ctx->ipu_pos, why);
     me->after_other = !first;
+    me->status = (int32_t)ctx->status;
     atomic_store(&me->state, GCL_IPU_FAILED);
     gcl_ctrl_ipu_failed(inst->ctrl, ctx->ipu.global_ipu, me->reason); /* and the other hosts */
     /* Wake every IPU thread of the host: the local ones abort, the remote ones notice. */
     atomic_store(&inst->run.abort, 1);
     for (int i = 0; i < inst->host.hb.num_ipus; i++)
-        gcl_hostbox_ring(&inst->host.hb, i);
+        gcl_hostbox_alarm(&inst->host.hb, i);
 }
 
 static void *ipu_thread(void *arg)
@@ -93,7 +100,7 @@ static void *ipu_thread(void *arg)
     /* Peers sleeping on a message from this IPU learn that it will never come. */
     for (int i = 0; i < inst->host.hb.num_ipus; i++)
         if (i != ctx->ipu.hostlocal)
-            gcl_hostbox_ring(&inst->host.hb, i);
+            gcl_hostbox_alarm(&inst->host.hb, i);
     return NULL;
 }
 
@@ -116,12 +123,55 @@ static void ctx_init(struct gcl_instance *inst, int k, gcl_program_t program, vo
                            .global_ipu = global,
                            .hostlocal = j->ipu_hostlocal[global],
                            .phantom = inst->phantom};
+    /* Alarms from before this run (an earlier run's ends) are not news to its checks. */
+    ctx->ipu.alarms_seen = atomic_load(&inst->host.hb.ipus[ctx->ipu.hostlocal].bell.alarms);
     ctx->inst = inst;
     ctx->local_index = k;
     ctx->replica = global / j->ipus_per_replica;
     ctx->ipu_pos = global % j->ipus_per_replica;
     ctx->program = program;
     ctx->arg = arg;
+}
+
+/* Whether a failed run must still wait for another process of this host: one of its IPUs still
+ * runs its program (its verdict is to come), or, when this run's failure was a consequence of a
+ * peer's (CONSEQUENCE), it failed first for a cause of its own and has not yet left. */
+static int must_wait(gcl_hostbox_t *hb, int consequence)
+{
+    for (int i = 0; i < hb->num_ipus; i++) {
+        const gcl_hostbox_ipu_t *p = &hb->ipus[i];
+        if (p->pid <= 0 || p->pid == getpid())
+            continue;
+        uint32_t state = atomic_load(&p->state);
+        int cause = state == GCL_IPU_FAILED && !p->after_other &&
+                    p->status != GCL_ERR_PEER_FAILED && p->status != GCL_ERR_ABORTED;
+        if ((state == GCL_IPU_RUNNING || (consequence && cause)) && !gcl_hostbox_pid_gone(p->pid))
+            return 1;
+    }
+    return 0;
+}
+
+/* After a failed run (RC), before the program hears of it. The first instance to exit ends the
+ * job (mpirun ends every instance when one fails), and whoever is still at work is cut off
+ * without a word. So, up to VERDICT_WAIT_S (usually a few milliseconds):
+ *   - an instance of this host still in its program may be in a call with the IPU that failed:
+ *     alarmed by fail_ipu, it checks at once and fails saying why; wait for that verdict;
+ *   - a failure that is a consequence of a peer's (GCL_ERR_PEER_FAILED, GCL_ERR_ABORTED) lets
+ *     an instance of this host that failed for a cause of its own leave first, so that its
+ *     report (the cause) is whole; the consequences have said theirs as they failed.
+ * Not with the mpi transport, where alarms are not heeded either (request.c): a failing call's
+ * clean-up there can wait in MPI for a peer (OpenMPI's ob1 does not cancel a send, and a large
+ * one completes only once received), and a peer that stopped to wait would hold it. */
+static void await_verdicts(struct gcl_instance *inst, gcl_status_t rc)
+{
+    gcl_hostbox_t *hb = &inst->host.hb;
+    if (!hb->base || inst->fabric.mpi)
+        return;
+    int consequence = rc == GCL_ERR_PEER_FAILED || rc == GCL_ERR_ABORTED;
+    double until = gcl_now() + VERDICT_WAIT_S;
+    struct timespec nap = {0, 1000000};
+    while (must_wait(hb, consequence) && gcl_now() < until)
+        nanosleep(&nap, NULL);
 }
 
 gcl_status_t gcl_run(gcl_instance_t inst, gcl_program_t program, void *arg)
@@ -151,7 +201,9 @@ gcl_status_t gcl_run(gcl_instance_t inst, gcl_program_t program, void *arg)
     int first = atomic_load(&inst->run.first_failure);
     if (rc == GCL_OK && first >= 0)
         rc = inst->run.ctxs[first].status;
-    if (rc != GCL_OK)
+    if (rc != GCL_OK) {
         inst->run.failed = 1;
+        await_verdicts(inst, rc);
+    }
     return rc;
 }

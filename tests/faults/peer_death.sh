@@ -19,7 +19,10 @@
 #   - no survivor crashes (a survivor ends with its error, or is ended by mpirun).
 # GCL_TIMEOUT_S is 60, so only the failure detection, not the timeout, can end the survivors
 # within the bound. FAULTS_FROZEN=I stops instance I's program across the kill (SIGSTOP 0.5 s
-# before it, SIGCONT FAULTS_FROZEN_AFTER_S, default 0.02 s, after it).
+# before it, SIGCONT FAULTS_FROZEN_AFTER_S, default 0.02 s, after it). FAULTS_LATE=I stops
+# instance I's program just after the kill and continues it FAULTS_LATE_S (default 0.5) later: a
+# survivor the machine's load keeps from running while the others find the death. It must still
+# name the victim: the others, failing first, wait for its verdict before they exit.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -67,8 +70,18 @@ if [ -n "${FAULTS_FROZEN:-}" ]; then
   kill -STOP "$frozen"
   sleep 0.5
 fi
+late=
+if [ -n "${FAULTS_LATE:-}" ]; then
+  late=$(instance_pid "$FAULTS_LATE" gcl-bench)
+  [ -n "$late" ] || { cat "$out"; fail "no program process of instance $FAULTS_LATE"; }
+fi
 t0=$(now_ms)
 kill -9 "$pid"
+if [ -n "$late" ]; then
+  kill -STOP "$late"
+  sleep "${FAULTS_LATE_S:-0.5}"
+  kill -CONT "$late"
+fi
 if [ -n "$frozen" ]; then
   sleep "${FAULTS_FROZEN_AFTER_S:-0.02}"
   kill -CONT "$frozen"

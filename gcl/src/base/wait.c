@@ -94,6 +94,12 @@ void gcl_doorbell_ring(gcl_doorbell_t *d)
         syscall(SYS_futex, &d->rings, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+void gcl_doorbell_alarm(gcl_doorbell_t *d)
+{
+    atomic_fetch_add(&d->alarms, 1);
+    gcl_doorbell_ring(d);
+}
+
 void gcl_doorbell_notify(gcl_doorbell_t *d)
 {
     atomic_thread_fence(memory_order_seq_cst);

@@ -19,6 +19,7 @@
 typedef struct {
     alignas(64) _Atomic uint32_t rings;
     _Atomic uint32_t sleeping;
+    _Atomic uint32_t alarms; /* rings for news only the checks find (gcl_doorbell_alarm) */
 } gcl_doorbell_t;
 
 /* What to pass gcl_waiter_idle as SEEN: read before a pass, so a ring during it is not lost. */
@@ -30,6 +31,23 @@ static inline uint32_t gcl_doorbell_read(gcl_doorbell_t *d)
 /* Rings D: counts the ring and wakes its thread if it sleeps. For news its thread's work does
  * not show (an abort, a failure): a thread about to sleep sees that the count moved. */
 void gcl_doorbell_ring(gcl_doorbell_t *d);
+
+/* Rings D for news that only its thread's checks find (a peer failed or left, a mismatch
+ * marked, an abort): the thread runs its checks at once (gcl_doorbell_alarmed) instead of at
+ * its next ~100 ms turn. So every waiting thread of a host names a failure within a wake-up of
+ * the first, before the first one's exit ends the job. */
+void gcl_doorbell_alarm(gcl_doorbell_t *d);
+
+/* Whether D was alarmed since *SEEN (the thread's own count), which it then takes. A read of
+ * D's own line, which its thread polls anyway. */
+static inline int gcl_doorbell_alarmed(gcl_doorbell_t *d, uint32_t *seen)
+{
+    uint32_t a = atomic_load_explicit(&d->alarms, memory_order_acquire);
+    if (a == *seen)
+        return 0;
+    *seen = a;
+    return 1;
+}
 
 /* Rings D only if its thread sleeps or is about to: for news in memory its thread's progress
  * pass reads (a posted or freed slot, a barrier arrival), published before the call. A sleeper

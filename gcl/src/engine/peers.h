@@ -44,6 +44,7 @@ typedef struct {
     int eager_next;                /* the eager cell it tries first (eager.c) */
     struct gcl_request *active;    /* started, unfinished requests: progressed by every wait */
     const gcl_err_t *last_failure; /* the record of its latest failure */
+    uint32_t alarms_seen;          /* its doorbell's alarms it has checked for */
 } gcl_ipu_t;
 
 /* The queue places of a rank's sends for the last call shape run by messages (simtime.c). */

@@ -166,6 +166,17 @@ static void check(struct gcl_request *r)
         fail_request(r, st);
 }
 
+/* Whether an alarm rang for IPU since it last looked: its checks are then due at once. Not
+ * with the mpi transport: a failing call's clean-up there can wait in MPI for its peers
+ * (OpenMPI's ob1 does not cancel a send, and a large one completes only once received), and
+ * peers that all failed at once, each with a large send to the other posted, waited for each
+ * other without end (faults_inject_post_2inst-mpi). The checks' ~100 ms turn lets a peer that
+ * has not failed yet receive what was sent to it. */
+static int alarmed(gcl_ipu_t *ipu, gcl_doorbell_t *bell)
+{
+    return !ipu->fabric->mpi && gcl_doorbell_alarmed(bell, &ipu->alarms_seen);
+}
+
 /* The pass a thread makes after announcing that it is about to sleep (wait.h). */
 static int recheck(void *ipu)
 {
@@ -187,11 +198,14 @@ gcl_status_t gcl_request_complete(struct gcl_request *r)
             /* Other work moving (another request, a phase with a live peer) does not put off
              * the checks: a peer this call waits on may be gone meanwhile. */
             gcl_waiter_progress(&r->w);
-            if (++busy % 64 == 0 && gcl_waiter_due(&r->w))
+            int alarm = alarmed(ipu, bell);
+            if ((++busy % 64 == 0 && gcl_waiter_due(&r->w)) || alarm)
                 check(r);
             continue;
         }
-        if (gcl_waiter_idle(&r->w, bell, seen, any_polls(ipu), recheck, ipu) && !r->finished)
+        int due = gcl_waiter_idle(&r->w, bell, seen, any_polls(ipu), recheck, ipu);
+        /* An alarm (a failure, a mismatch, an abort): the checks at once, not at their turn. */
+        if ((alarmed(ipu, bell) || due) && !r->finished)
             check(r);
     }
     return retire(r);
@@ -216,7 +230,9 @@ gcl_status_t gcl_request_test(struct gcl_request *req, int *done)
     if (!req->finished) {
         if (did)
             gcl_waiter_progress(&req->w);
-        if (gcl_waiter_due(&req->w))
+        gcl_ipu_t *ipu = req->peers->ipu;
+        int alarm = alarmed(ipu, &ipu->host->hb.ipus[ipu->hostlocal].bell);
+        if (gcl_waiter_due(&req->w) || alarm)
             check(req); /* the same checks as gcl_wait's: a poll loop fails as a wait would */
     }
     *done = req->finished;

@@ -285,7 +285,7 @@ static int record(gcl_ctrl_t *c, const ctrl_msg_t *m)
 static void ring_all(gcl_ctrl_t *c)
 {
     for (int i = 0; i < c->hb->num_ipus; i++) /* waiting threads look again */
-        gcl_hostbox_ring(c->hb, i);
+        gcl_hostbox_alarm(c->hb, i);
 }
 
 static void receive(gcl_ctrl_t *c, const ctrl_msg_t *m)

@@ -344,7 +344,7 @@ void gcl_diag_poison_ipu(gcl_hostbox_t *hb, int hl, uint64_t key0, const char *r
         atomic_store_explicit(&p->poison_key, key0, memory_order_release);
     }
     poison_unlock(p);
-    gcl_hostbox_ring(hb, hl);
+    gcl_hostbox_alarm(hb, hl);
 }
 
 void gcl_diag_poison_group(const gcl_call_view_t *v, const char *reason)

@@ -85,6 +85,7 @@ typedef struct {
      * failure): peers then name that IPU, the cause, rather than quote a quote of it. Written
      * before state. */
     int32_t after_other;
+    int32_t status; /* the gcl_status_t it FAILED with; written before state */
 } gcl_hostbox_ipu_t;
 
 /*
@@ -215,6 +216,12 @@ static inline gcl_eager_owner_t *gcl_eager_owner(const gcl_hostbox_t *hb, gcl_ea
 static inline void gcl_hostbox_ring(gcl_hostbox_t *hb, int ipu)
 {
     gcl_doorbell_ring(&hb->ipus[ipu].bell);
+}
+
+/* Rings IPU's thread for news only its checks find: it checks at once (gcl_doorbell_alarm). */
+static inline void gcl_hostbox_alarm(gcl_hostbox_t *hb, int ipu)
+{
+    gcl_doorbell_alarm(&hb->ipus[ipu].bell);
 }
 
 /* Wakes IPU's thread if it sleeps or is about to, for news its progress pass reads in the host

@@ -354,6 +354,38 @@ static void test_wait_notify(void **state)
     gcl_hostbox_destroy(&hb);
 }
 
+/* An alarm is a ring that the thread's checks answer at once: it counts as a ring (wakes a
+ * sleeper), and gcl_doorbell_alarmed reports it once; a plain ring is no alarm. */
+static void test_wait_alarm(void **state)
+{
+    (void)state;
+    gcl_hostbox_t hb;
+    box(&hb, 1, 0);
+    gcl_doorbell_t *bell = &hb.ipus[0].bell;
+    uint32_t seen = 0, rings = atomic_load(&bell->rings);
+    assert_int_equal(gcl_doorbell_alarmed(bell, &seen), 0);
+    gcl_hostbox_ring(&hb, 0);
+    assert_int_equal(gcl_doorbell_alarmed(bell, &seen), 0);
+    gcl_hostbox_alarm(&hb, 0);
+    gcl_hostbox_alarm(&hb, 0);
+    assert_int_equal(atomic_load(&bell->rings), rings + 3);
+    assert_int_equal(gcl_doorbell_alarmed(bell, &seen), 1); /* two alarms, one round of checks */
+    assert_int_equal(gcl_doorbell_alarmed(bell, &seen), 0);
+    /* An alarm that came before the wait is not slept through (a nap would take 100 ms). */
+    gcl_params_t p = {.timeout_s = 5, .stall_warn_s = 1, .spin_count = 0};
+    gcl_waiter_t w;
+    gcl_waiter_init(&w, &p);
+    uint32_t before = atomic_load(&bell->rings);
+    for (int i = 0; i < 52; i++) /* past the yields: the next idle calls sleep */
+        gcl_waiter_idle(&w, bell, before, 0, NULL, NULL);
+    double t0 = gcl_now();
+    gcl_hostbox_alarm(&hb, 0);
+    gcl_waiter_idle(&w, bell, before, 0, NULL, NULL);
+    assert_true(gcl_now() - t0 < 0.05);
+    assert_int_equal(gcl_doorbell_alarmed(bell, &seen), 1);
+    gcl_hostbox_destroy(&hb);
+}
+
 static void test_diag(void **state)
 {
     (void)state;
@@ -576,7 +608,7 @@ int main(void)
         cmocka_unit_test(test_job),           cmocka_unit_test(test_hostbox_slots),
         cmocka_unit_test(test_wait_doorbell), cmocka_unit_test(test_wait_notify),
         cmocka_unit_test(test_diag),          cmocka_unit_test(test_transports),
-        cmocka_unit_test(test_dead_holders),
+        cmocka_unit_test(test_dead_holders),  cmocka_unit_test(test_wait_alarm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
