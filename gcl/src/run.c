@@ -68,7 +68,9 @@ static void fail_ipu(struct gcl_ctx *ctx, gcl_hostbox_ipu_t *me)
         gcl_err_set(&inst->err, ctx->status, "replica %d IPU %d: %.440s", ctx->replica,
                     ctx->ipu_pos, why);
     me->after_other = !first;
-    me->status = (int32_t)ctx->status;
+    const gcl_err_t *call = ctx->ipu.last_failure;
+    gcl_status_t how = call ? call->status : GCL_OK;
+    me->consequence = how == GCL_ERR_PEER_FAILED || how == GCL_ERR_ABORTED;
     atomic_store(&me->state, GCL_IPU_FAILED);
     gcl_ctrl_ipu_failed(inst->ctrl, ctx->ipu.global_ipu, me->reason); /* and the other hosts */
     /* Wake every IPU thread of the host: the local ones abort, the remote ones notice. */
@@ -143,31 +145,31 @@ static int must_wait(gcl_hostbox_t *hb, int consequence)
         if (p->pid <= 0 || p->pid == getpid())
             continue;
         uint32_t state = atomic_load(&p->state);
-        int cause = state == GCL_IPU_FAILED && !p->after_other &&
-                    p->status != GCL_ERR_PEER_FAILED && p->status != GCL_ERR_ABORTED;
+        int cause = state == GCL_IPU_FAILED && !p->after_other && !p->consequence;
         if ((state == GCL_IPU_RUNNING || (consequence && cause)) && !gcl_hostbox_pid_gone(p->pid))
             return 1;
     }
     return 0;
 }
 
-/* After a failed run (RC), before the program hears of it. The first instance to exit ends the
- * job (mpirun ends every instance when one fails), and whoever is still at work is cut off
- * without a word. So, up to VERDICT_WAIT_S (usually a few milliseconds):
+/* After a failed run (FIRST, the local IPU that failed first), before the program hears of it. The
+ * first instance to exit ends the job (mpirun ends every instance when one fails), and whoever is
+ * still at work is cut off without a word. So, up to VERDICT_WAIT_S (usually a few milliseconds):
  *   - an instance of this host still in its program may be in a call with the IPU that failed:
  *     alarmed by fail_ipu, it checks at once and fails saying why; wait for that verdict;
- *   - a failure that is a consequence of a peer's (GCL_ERR_PEER_FAILED, GCL_ERR_ABORTED) lets
+ *   - a failure that is a consequence of a peer's (its call failed with GCL_ERR_PEER_FAILED or
+ *     GCL_ERR_ABORTED; a program that returns GCL_ERR_ABORTED of its own is a cause) lets
  *     an instance of this host that failed for a cause of its own leave first, so that its
  *     report (the cause) is whole; the consequences have said theirs as they failed.
  * Not with the mpi transport, where alarms are not heeded either (request.c): a failing call's
  * clean-up there can wait in MPI for a peer (OpenMPI's ob1 does not cancel a send, and a large
  * one completes only once received), and a peer that stopped to wait would hold it. */
-static void await_verdicts(struct gcl_instance *inst, gcl_status_t rc)
+static void await_verdicts(struct gcl_instance *inst, int first)
 {
     gcl_hostbox_t *hb = &inst->host.hb;
     if (!hb->base || inst->fabric.mpi)
         return;
-    int consequence = rc == GCL_ERR_PEER_FAILED || rc == GCL_ERR_ABORTED;
+    int consequence = first >= 0 && hb->ipus[inst->run.ctxs[first].ipu.hostlocal].consequence;
     double until = gcl_now() + VERDICT_WAIT_S;
     struct timespec nap = {0, 1000000};
     while (must_wait(hb, consequence) && gcl_now() < until)
@@ -203,7 +205,7 @@ gcl_status_t gcl_run(gcl_instance_t inst, gcl_program_t program, void *arg)
         rc = inst->run.ctxs[first].status;
     if (rc != GCL_OK) {
         inst->run.failed = 1;
-        await_verdicts(inst, rc);
+        await_verdicts(inst, first);
     }
     return rc;
 }

@@ -85,7 +85,10 @@ typedef struct {
      * failure): peers then name that IPU, the cause, rather than quote a quote of it. Written
      * before state. */
     int32_t after_other;
-    int32_t status; /* the gcl_status_t it FAILED with; written before state */
+    /* 1 when it FAILED as a consequence: the call that failed it failed on a peer's failure
+     * or an abort (GCL_ERR_PEER_FAILED, GCL_ERR_ABORTED); 0 for a cause of its own (a call's
+     * own error, or the program's return with no call failed). Written before state. */
+    int32_t consequence;
 } gcl_hostbox_ipu_t;
 
 /*
