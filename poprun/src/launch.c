@@ -168,6 +168,12 @@ static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
     for (;;) {
         if (w->child == 0 && (err_r < 0 || now_ms() >= w->drain_to))
             break;
+        /* Before the poll, not after it: a failure the last read brought must set the deadline
+         * this poll waits for, or a marker that is mpirun's last line (a host it cannot reach
+         * keeps it from ending the job, and from saying more) left poprun waiting forever. */
+        if (w->child > 0 && (out->have_failure || out->host_lost) && !w->failed_to &&
+            !w->failure_kills)
+            w->failed_to = now_ms() + FAILURE_GRACE_MS;
         struct pollfd pfd[2] = {{sfd, POLLIN, 0}, {err_r, POLLIN, 0}};
         long long deadline = next_deadline(w);
         int timeout = deadline ? (int)(deadline - now_ms()) : -1;
@@ -175,9 +181,6 @@ static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
             break;
         if (w->child > 0 && w->graceful_to && now_ms() >= w->graceful_to)
             end_stop(w, out);
-        if (w->child > 0 && (out->have_failure || out->host_lost) && !w->failed_to &&
-            !w->failure_kills)
-            w->failed_to = now_ms() + FAILURE_GRACE_MS;
         if (w->child > 0 && w->failed_to && now_ms() >= w->failed_to)
             failure_overdue(w, out);
         if (pfd[0].revents & POLLIN)

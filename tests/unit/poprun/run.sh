@@ -176,6 +176,27 @@ else
   bad "no mpirun message" "$(cat "$tmp/err")"
 fi
 
+# A failure marker as mpirun's last line, then silence (as when a host it cannot reach keeps it
+# from ending the job): poprun ends mpirun 10 s after the failure. Before, the deadline was set
+# only by the poll after the read that brought the marker, which then waited without one.
+fake=$tmp/fake-mpirun
+cat >"$fake" <<'FAKE'
+#!/usr/bin/env bash
+while [ $# -gt 0 ] && [ "$1" != --_instance ]; do shift; done
+printf '@@poprun-status %s 1 exit 3\n' "$2" >&2
+exec sleep 60
+FAKE
+chmod +x "$fake"
+t0=$SECONDS
+POPRUN_MPIRUN=$fake run timeout 45 "$POPRUN" --num-replicas 2 --num-instances 2 "$PROBE"
+took=$((SECONDS - t0))
+if [ "$rc" -eq 3 ] && [ "$took" -lt 40 ] &&
+  grep -q "^poprun: instance 1 (host [^)]*) exited with status 3; mpirun did not end the job within 10 s and was killed" "$tmp/err"; then
+  ok "a silent mpirun after a failure is ended ($took s): $(tail -n 1 "$tmp/err")"
+else
+  bad "a silent mpirun after a failure: exit $rc after $took s" "$(cat "$tmp/err")"
+fi
+
 # A host mpirun cannot reach (".invalid" never resolves): one line with ssh's reason, exit 1;
 # mpirun's banner only with -v.
 run timeout 60 "$POPRUN" --host nosuchhost.invalid "$PROBE"
