@@ -222,11 +222,14 @@ def wire_table(f, wire):
                 wire["link_one_way"], wire["link_both"]))
     f.write("| layout | runtime | time per call (µs) | bytes sent per host per payload byte | "
             "the algorithm's bound | wire rate per host (GB/s) | time at the link's rate (µs) "
-            "|\n|---|---|---|---|---|---|---|\n")
+            "| retransmitted (% of bytes sent) |\n|---|---|---|---|---|---|---|---|\n")
     for w in wire["rows"]:
-        f.write("| %s | %s | %.0f | %.3f | %.3f | %.2f | %.0f |\n" % (
+        f.write("| %s | %s | %.0f | %.3f | %.3f | %.2f | %.0f | %.1f |\n" % (
             w["layout"], w["impl"], w["time_us"], w["per_byte"], w["bound"], w["rate"],
-            w["link_time_us"]))
+            w["link_time_us"], 100 * w.get("retrans_share", 0.0)))
+    f.write("\nBytes sent count each call's data once: TCP's retransmissions (segments that "
+            "arrived out of order between namespaces and were sent again) are taken out and "
+            "shown in the last column.\n")
 
 
 def report(out, rows, cores, wire, command):

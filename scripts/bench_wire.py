@@ -5,6 +5,12 @@ For each namespace-host layout, ours and OpenMPI each run a 16 MiB all_reduce tw
 WARMUP + FEW and WARMUP + MANY calls, and the bytes every host's eth0 sent are read before and
 after each job (`ip -s link`, the kernel's own counters). The difference of the two jobs,
 over MANY - FEW calls, is what one call sends, with the start-up and the warm-up taken out.
+TCP's retransmissions are taken out too (each namespace's own RetransSegs, /proc/net/snmp, each
+retransmitted segment counted as one full segment of payload, MTU - 52 bytes): between
+namespace hosts segments arrive out of order and are sent again, 0.5-5% of the bytes in one
+job and not the same in the next, which moved the difference of two jobs by several percent
+(OpenMPI's 2 x 1 read 0.988 to 1.074 bytes a payload byte where the algorithm must send
+exactly 1). What they add is reported beside, as a share of the bytes sent.
 Beside it:
   - the algorithm's bound: an all_reduce of S bytes over H hosts must send at least
     2 (H - 1) / H x S from each host (reduce-scatter and all-gather between hosts, each host's
@@ -30,13 +36,23 @@ LINK_BYTES = 512 << 20
 PORT = 47311
 
 
+def retrans_segs(ns):
+    """TCP segments namespace NS has sent again so far (its own /proc/net/snmp)."""
+    snmp = subprocess.check_output(["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"],
+                                   text=True).splitlines()
+    tcp = [l.split()[1:] for l in snmp if l.startswith("Tcp:")]
+    return int(dict(zip(tcp[0], tcp[1]))["RetransSegs"])
+
+
 def tx_bytes(cluster, hosts):
-    """Bytes each host's eth0 has sent so far."""
+    """(bytes sent, bytes of them retransmitted) of each host's eth0 so far."""
     out = []
     for k in range(1, hosts + 1):
+        ns = "%s-h%d" % (cluster, k)
         j = json.loads(subprocess.check_output(
-            ["ip", "-n", "%s-h%d" % (cluster, k), "-j", "-s", "link", "show", "dev", "eth0"]))
-        out.append(int(j[0]["stats64"]["tx"]["bytes"]))
+            ["ip", "-n", ns, "-j", "-s", "link", "show", "dev", "eth0"]))
+        mss = int(j[0]["mtu"]) - 52  # IPv4 and TCP headers with timestamps
+        out.append((int(j[0]["stats64"]["tx"]["bytes"]), retrans_segs(ns) * mss))
     return out
 
 
@@ -65,16 +81,19 @@ def inside(binpath, mpirun, raw, hosts, per):
     }
     env = dict(os.environ)
     for impl, argv in cmds.items():
-        sent, t = {}, 0.0
+        sent, again, t = {}, {}, 0.0
         for calls in (FEW, MANY):
             before = tx_bytes(cluster, hosts)
             path = os.path.join(raw, "wire-%s-h%dx%d-n%d.csv" % (impl, hosts, per, calls))
             t = job(argv + timing + ["-n", str(calls)], path, env)
             after = tx_bytes(cluster, hosts)
-            sent[calls] = [a - b for a, b in zip(after, before)]
-        per_call = [(m - f) / (MANY - FEW) for m, f in zip(sent[MANY], sent[FEW])]
+            sent[calls] = sum(a[0] - b[0] for a, b in zip(after, before))
+            again[calls] = sum(a[1] - b[1] for a, b in zip(after, before))
+        first = (sent[MANY] - again[MANY]) - (sent[FEW] - again[FEW])
         print(json.dumps({"layout": "%dx%d" % (hosts, per), "impl": impl, "time_us": t,
-                          "host_bytes": sum(per_call) / hosts}), flush=True)
+                          "host_bytes": first / (MANY - FEW) / hosts,
+                          "retrans_share": (again[FEW] + again[MANY]) /
+                          max(1, sent[FEW] + sent[MANY])}), flush=True)
 
 
 # ---- the link: a plain TCP socket pair ----
@@ -156,9 +175,9 @@ def run_all(r, layouts):
             g["link_time_us"] = g["host_bytes"] / (wire["link_both"] * 1e3)
             rows.append(g)
             print("  wire %-5s %-8s %8.0f us a call, %.3f bytes a payload byte a host "
-                  "(bound %.3f), %.2f GB/s a host" % (g["layout"], g["impl"], g["time_us"],
-                                                     g["per_byte"], g["bound"], g["rate"]),
-                  flush=True)
+                  "(bound %.3f), %.2f GB/s a host, %.1f%% of the bytes retransmitted" % (
+                      g["layout"], g["impl"], g["time_us"], g["per_byte"], g["bound"],
+                      g["rate"], 100 * g["retrans_share"]), flush=True)
     r.wire = wire
 
 

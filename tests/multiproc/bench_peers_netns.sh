@@ -3,8 +3,9 @@
 # --wire, small: ours and OpenMPI each in its own job across two namespace hosts, and where the
 # bytes go at 16 MiB. Asserts that both ran across the hosts (OpenMPI unbound, as poprun runs
 # its mpirun: bound, both ranks would share core 0), that the wire table has both, with the
-# bytes a host sent per payload byte between the algorithm's bound (1.0 for 2 hosts) and 3, and
-# the veth link's rate. Times are not judged. Needs root (network namespaces): else a skip (77).
+# bytes a host sent per payload byte between the algorithm's bound (1.0 for 2 hosts) and 3
+# (retransmissions taken out, their share beside), and the veth link's rate. Times are not
+# judged. Needs root (network namespaces): else a skip (77).
 set -euo pipefail
 src=$1 build=$2
 [ "$(id -u)" -eq 0 ] || { echo "skip: needs root for network namespaces"; exit 77; }
@@ -38,5 +39,7 @@ for impl in gcl openmpi; do
   per=$(echo "$row" | awk -F'|' '{print $5 + 0}')
   awk -v p="$per" 'BEGIN { exit !(p >= 0.99 && p <= 3) }' ||
     fail "$impl sent $per bytes a host per payload byte across 2 hosts (bound 1.0): $row"
+  echo "$row" | awk -F'|' '{ exit !($9 ~ /^ *[0-9]+\.[0-9] *$/ && $9 + 0 < 100) }' ||
+    fail "$impl's row has no share of retransmitted bytes: $row"
 done
 echo "PASS (bench-peers-netns): ours and OpenMPI across 2 namespace hosts, each in its own job; wire table: $(grep -cE '^\| 2x1 \|' "$sum") rows"
