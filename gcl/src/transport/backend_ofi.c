@@ -83,7 +83,13 @@ static void finish(net_ofi_t *o, ofi_req_t *r, int state)
     r->state = state;
 }
 
-/* Reads completions (the lock held): marks each finished request. */
+/* Reads completions (the lock held): marks each finished request. With only small transfers
+ * in flight it stops at a read that found fewer than it had room for, instead of reading
+ * again until the queue is empty: each read runs the provider's progress, a poll() and a
+ * read() of the signal libfabric 1.17's tcp provider writes after every send and receive,
+ * about 1 us each on a VM like this one, between the message's arrival and the call's end
+ * (2 namespace hosts x 1, 10 alternating pairs: 8 B all_reduce 0.88-0.93x the time). What is
+ * left is found by the next read. */
 static void drain(net_ofi_t *o)
 {
     struct fi_cq_tagged_entry e[16];
@@ -92,6 +98,8 @@ static void drain(net_ofi_t *o)
         if (n > 0) {
             for (ssize_t i = 0; i < n; i++)
                 finish(o, e[i].op_context, 1);
+            if (n < 16 && atomic_load(&o->large_pending) == 0)
+                return;
             continue;
         }
         if (n == -FI_EAVAIL) {
