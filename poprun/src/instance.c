@@ -399,7 +399,8 @@ static int my_rank(void)
 }
 
 /* --executable-cache-path (created, and named in POPDIST_EXECUTABLE_CACHE_PATH) and
- * --host-subnet (GCL_OFI_IFACE, unless the user set it). Returns 0, or -1 having said why. */
+ * --host-subnet (GCL_TCP_IFACE and GCL_OFI_IFACE, each unless the user set it). Returns 0, or -1
+ * having said why. */
 static int setup_host(const struct poprun_options *o, const char *prefix)
 {
     char err[512], iface[64];
@@ -410,15 +411,18 @@ static int setup_host(const struct poprun_options *o, const char *prefix)
         }
         setenv(POPDIST_ENV_EXECUTABLE_CACHE_PATH, o->executable_cache_path, 1);
     }
-    if (o->host_subnet && !getenv("GCL_OFI_IFACE")) {
-        if (setup_subnet_iface(o->host_subnet, iface, sizeof(iface)) == 0)
-            setenv("GCL_OFI_IFACE", iface, 1);
-        else
+    if (o->host_subnet && (!getenv("GCL_TCP_IFACE") || !getenv("GCL_OFI_IFACE"))) {
+        if (setup_subnet_iface(o->host_subnet, iface, sizeof(iface)) == 0) {
+            setenv("GCL_TCP_IFACE", iface, 0);
+            setenv("GCL_OFI_IFACE", iface, 0);
+        } else {
             fprintf(stderr, "%spoprun: warning: no interface of this host is on --host-subnet %s\n",
                     prefix, o->host_subnet);
+        }
     }
-    if (o->verbose >= 2 && getenv("GCL_OFI_IFACE") && o->host_subnet)
-        fprintf(stderr, "%spoprun: GCL_OFI_IFACE=%s\n", prefix, getenv("GCL_OFI_IFACE"));
+    if (o->verbose >= 2 && getenv("GCL_TCP_IFACE") && o->host_subnet)
+        fprintf(stderr, "%spoprun: GCL_TCP_IFACE=%s GCL_OFI_IFACE=%s\n", prefix,
+                getenv("GCL_TCP_IFACE"), getenv("GCL_OFI_IFACE") ? getenv("GCL_OFI_IFACE") : "");
     /* OpenMPI's shared-memory segments into the job's directory, where poprun removes them
      * whatever the end (jobdir.h), when this host sees it and the user chose no other place. */
     char dir[128];

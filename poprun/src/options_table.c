@@ -79,8 +79,8 @@ const struct opt_def opt_table[] = {
     {"host-subnet", 0, K_SUBNET, OFF(host_subnet), F_CONFIG, "CIDR|IFACE", "any", NULL,
      "Subnet of the network the hosts talk over.",
      "mpirun's tcp traffic (btl_tcp_if_include and oob_tcp_if_include, unless "
-     "--mpi-global-args sets them) stays on it, and the ofi transport uses the interface of each "
-     "host that is on it (GCL_OFI_IFACE)."},
+     "--mpi-global-args sets them) stays on it, and the tcp and ofi transports use the interface "
+     "of each host that is on it (GCL_TCP_IFACE, GCL_OFI_IFACE)."},
     {"vipu-server-host", 0, K_HOST, OFF(vipu_server_host), F_CONFIG | F_NOEFFECT, "HOST", "none",
      NULL, "Host of the V-IPU server that manages the IPUs.", VIPU},
     {"vipu-server-port", 0, K_PORT, OFF(vipu_server_port), F_CONFIG | F_NOEFFECT, "PORT", "8090",

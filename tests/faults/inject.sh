@@ -13,8 +13,9 @@
 #   2inst      poprun, 2 instances of 2 replicas x 2 IPUs on this host (shm between them),
 #              KIND:N@1: only instance 1 fails. Every N for post and map; for alloc N = 1..30
 #              and every 10th (FAULTS_INJECT_2INST_EVERY; 1 for all of them, about 3 minutes).
-#   2inst-mpi, 2inst-ofi: the same over GCL_TRANSPORT=mpi or ofi (posts are then the network
-#              backend's isend and irecv; N = 1..30 and every 4th of them, about 70 in all).
+#   2inst-mpi, 2inst-ofi, 2inst-tcp: the same over GCL_TRANSPORT=mpi, ofi or tcp (posts are
+#              then the network backend's isend and irecv; N = 1..30 and every 4th of them,
+#              about 70 in all).
 # FAULTS_INJECT_SAMPLE=FIRST:EVERY: only N <= FIRST and every EVERY-th after (any WHERE): the
 #              default tier's short walks; the full tier walks as described above.
 # FAULTS_INJECT_VALGRIND=0: single without valgrind (the sanitizer build, whose binaries
@@ -37,10 +38,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-[ $# -eq 4 ] || { echo "usage: $0 alloc|map|post single|2inst|2inst-mpi|2inst-ofi POPRUN FAULTS_INJECT" >&2; exit 2; }
+[ $# -eq 4 ] || { echo "usage: $0 alloc|map|post single|2inst|2inst-mpi|2inst-ofi|2inst-tcp POPRUN FAULTS_INJECT" >&2; exit 2; }
 kind=$1 where=$2 poprun=$(readlink -f "$3") prog=$(readlink -f "$4")
 case $kind in alloc | map | post) ;; *) echo "inject.sh: unknown kind $kind" >&2; exit 2 ;; esac
-case $where in single | 2inst | 2inst-mpi | 2inst-ofi) ;; *) echo "inject.sh: unknown place $where" >&2; exit 2 ;; esac
+case $where in single | 2inst | 2inst-mpi | 2inst-ofi | 2inst-tcp) ;; *) echo "inject.sh: unknown place $where" >&2; exit 2 ;; esac
 faults_init "inject-$kind-$where"
 
 vg_every=${FAULTS_INJECT_VALGRIND_EVERY:-25}
@@ -62,6 +63,7 @@ transport=auto
 case $where in
   2inst-mpi) transport=mpi ;;
   2inst-ofi) transport=ofi ;;
+  2inst-tcp) transport=tcp ;;
 esac
 
 # Whether run N goes under valgrind.

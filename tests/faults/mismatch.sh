@@ -6,7 +6,7 @@
 # GCL_TRANSPORT=TRANSPORT, on this host or on HOSTS (poprun -H; run inside
 # scripts/netns-cluster, whose hosts share no host box, so only messages tell a replica), and asserts for each case that the job ends within its bound and
 # every instance reports PASSED (see mismatch_matrix.c: every replica gets GCL_ERR_MISMATCH
-# naming the odd replica). TRANSPORT mpi and ofi also set GCL_DIRECT_MIN_BYTES out of reach,
+# naming the odd replica). TRANSPORT mpi, ofi and tcp also set GCL_DIRECT_MIN_BYTES out of reach,
 # so that the calls really cross the network transport instead of going host-direct (except
 # the *_direct cases, which are about host-direct).
 # Prints one line per case and the list of failures.
@@ -67,7 +67,7 @@ for coll in ${colls//,/ }; do
     # Across hosts no call runs host-direct: the *_direct cases would repeat count, type, op.
     [ -n "$hosts" ] && [[ $arg == *_direct ]] && continue
     extra=()
-    if [ "$transport" = mpi ] || [ "$transport" = ofi ]; then
+    if [ "$transport" = mpi ] || [ "$transport" = ofi ] || [ "$transport" = tcp ]; then
       case $arg in *_direct) ;; *) extra=(GCL_DIRECT_MIN_BYTES=1000000000000000) ;; esac
     fi
     t0=$(now_ms)

@@ -12,7 +12,7 @@
 #     failure that quotes it);
 #   - nothing of the job is left: no new /dev/shm entry (host box, OpenMPI segment) and no
 #     OpenMPI session directory that no live process holds.
-# TRANSPORT (auto, shm, mpi or ofi) goes to GCL_TRANSPORT. WHAT is "program" (default) or
+# TRANSPORT (auto, shm, tcp, mpi or ofi) goes to GCL_TRANSPORT. WHAT is "program" (default) or
 # "wrapper": poprun's instance wrapper of the victim is killed instead, and its program must
 # follow it; poprun then names the instance from mpirun's notice ("... was killed by signal 9
 # (SIGKILL): its poprun wrapper died, and its program with it") and drops mpirun's notices.

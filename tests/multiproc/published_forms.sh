@@ -92,13 +92,13 @@ else
     --vipu-server-host "h1" --vipu-partition=p64 --mpi-global-args="$NETNS_CLUSTER_MPI_ARGS" \
     --host-subnet 10.77.0.0/24 --executable-cache-path "$tmp/cache" --print-topology=yes
   # -x and --mpi-local-args -x reach every instance on every host; --host-subnet names each
-  # host's interface for ofi; the cache directory is made and named.
+  # host's interface for tcp and ofi; the cache directory is made and named.
   rc=0
   "$POPRUN" --host "$hosts" --num-instances 4 --num-replicas 4 -x A_VAR="a b" \
     --mpi-local-args="-x B_VAR=2" --host-subnet 10.77.0.0/24 --executable-cache-path "$tmp/c2" \
-    sh -c 'echo "A=$A_VAR B=$B_VAR ofi=$GCL_OFI_IFACE cache=$POPDIST_EXECUTABLE_CACHE_PATH"' \
+    sh -c 'echo "A=$A_VAR B=$B_VAR tcp=$GCL_TCP_IFACE ofi=$GCL_OFI_IFACE cache=$POPDIST_EXECUTABLE_CACHE_PATH"' \
     >"$tmp/x.out" 2>"$tmp/x.err" || rc=$?
-  want="A=a b B=2 ofi=eth0 cache=$tmp/c2"
+  want="A=a b B=2 tcp=eth0 ofi=eth0 cache=$tmp/c2"
   if [ "$rc" -eq 0 ] && [ "$(grep -cF "] $want" "$tmp/x.out")" -eq 4 ] && [ -d "$tmp/c2" ]; then
     ok "-x, --mpi-local-args -x, --host-subnet and the cache path reach all 4 hosts"
   else

@@ -3,7 +3,7 @@
  * CALLS all_reduce calls of BYTES per replica, after as many warm-up calls, and fails when there
  * are more than LIMIT a call. A process that gives memory back to the kernel and faults it in
  * again at every call (libgcl's own scratch, or its network library's buffers for pieces that
- * come before their receive: transport/heap.h) shows here. Replica 0 starts every call LAG_US late
+ * come before their receive: network/heap.h) shows here. Replica 0 starts every call LAG_US late
  * (default 0), so that its peers' pieces reach it before its receives are posted. Every replica
  * checks its result too. One replica per instance, so the process's faults are its replica's.
  */

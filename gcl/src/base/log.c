@@ -32,8 +32,9 @@ static const struct {
     const char *name;
     unsigned bit;
 } subsystems[] = {
-    {"init", GCL_SUB_INIT}, {"coll", GCL_SUB_COLL}, {"sim", GCL_SUB_SIM}, {"shm", GCL_SUB_SHM},
-    {"ofi", GCL_SUB_OFI},   {"env", GCL_SUB_ENV},   {"mpi", GCL_SUB_MPI}, {"all", GCL_SUB_ALL},
+    {"init", GCL_SUB_INIT}, {"coll", GCL_SUB_COLL}, {"sim", GCL_SUB_SIM},
+    {"shm", GCL_SUB_SHM},   {"ofi", GCL_SUB_OFI},   {"env", GCL_SUB_ENV},
+    {"mpi", GCL_SUB_MPI},   {"tcp", GCL_SUB_TCP},   {"all", GCL_SUB_ALL},
 };
 
 int gcl_log_parse_level(const char *text, int *out)

@@ -26,6 +26,7 @@ enum {
     GCL_SUB_OFI = 1u << 4,
     GCL_SUB_ENV = 1u << 5,
     GCL_SUB_MPI = 1u << 6,
+    GCL_SUB_TCP = 1u << 7,
     GCL_SUB_ALL = ~0u,
 };
 

@@ -42,7 +42,7 @@ static const param_def_t params[] = {
      "how much to log: Graphcore's OFF, ERR, WARN, INFO, DEBUG, TRACE, or none, warn, info, "
      "debug, trace (any case)"},
     {"GCL_LOG_SUBSYS", "all", P_SUBSYS, OFF(log_subsys), 0, 0, NULL, 0,
-     "subsystems that log below warn: comma list of init, coll, sim, shm, ofi, env, mpi, all"},
+     "subsystems that log below warn: comma list of init, coll, sim, shm, ofi, env, mpi, tcp, all"},
     {"GCL_LOG_TIME", "0", P_LONG, OFF(log_time), 0, 1, NULL, 0,
      "1: every log line starts with the wall-clock time (HH:MM:SS.mmm), to line up the logs of "
      "several hosts"},
@@ -76,9 +76,15 @@ static const param_def_t params[] = {
      "box"},
     {"GCL_MPI_CHUNK_BYTES", "1048576", P_LONG, OFF(mpi_chunk_bytes), 4096, 1 << 30, NULL, 0,
      "bytes per piece of a message carried by the MPI transport"},
-    {"GCL_TRANSPORT", "auto", P_CHOICE, OFF(transport), 0, 0, "auto|shm|ofi|mpi", 0,
-     "transport between instances: auto (shm on a host; ofi between hosts, else mpi), shm, "
-     "ofi or mpi (ofi and mpi are then used between instances of one host too)"},
+    {"GCL_TRANSPORT", "auto", P_CHOICE, OFF(transport), 0, 0, "auto|shm|tcp|ofi|mpi", 0,
+     "transport between instances: auto (shm on a host; tcp between hosts, else ofi, else "
+     "mpi), shm, tcp, ofi or mpi (tcp, ofi and mpi are then used between instances of one "
+     "host too)"},
+    {"GCL_TCP_IFACE", "", P_TEXT, OFF(tcp_iface), 0, 64, NULL, 0,
+     "network interface of the tcp transport; default: every interface that is up and not "
+     "loopback when the job spans hosts (tried in turn), loopback on one host"},
+    {"GCL_TCP_CHUNK_BYTES", "131072", P_LONG, OFF(tcp_chunk_bytes), 4096, 1 << 30, NULL, 0,
+     "bytes per piece of a message carried by the tcp transport"},
     {"GCL_OFI_PROVIDER", "tcp;ofi_rxm", P_TEXT, OFF(ofi_provider), 0, 64, NULL, 0,
      "libfabric provider of the ofi transport"},
     {"GCL_OFI_IFACE", "", P_TEXT, OFF(ofi_iface), 0, 64, NULL, 0,
@@ -88,7 +94,8 @@ static const param_def_t params[] = {
      "bytes per piece of a message carried by the ofi transport (each piece goes eager: "
      "libgcl sets FI_OFI_RXM_EAGER_LIMIT to 1 GiB unless it is set)"},
     {"GCL_HEAP_KEEP_BYTES", "67108864", P_LONG, OFF(heap_keep_bytes), 0, 1 << 30, NULL, 0,
-     "freed memory glibc keeps for reuse, set when the ofi transport starts (M_TRIM_THRESHOLD; "
+     "freed memory glibc keeps for reuse, set when the tcp or ofi transport starts "
+     "(M_TRIM_THRESHOLD; "
      "requests below half of it, at most 32 MiB, come from the heap); 0, or a malloc threshold "
      "of your own, leaves glibc's policy alone"},
     {"GCL_NUM_LOCAL_REPLICAS", "1", P_LONG, OFF(num_local_replicas), 1, 1 << 20, NULL, 0,
@@ -234,7 +241,7 @@ static void describe_valid(const param_def_t *d, char *buf, size_t len)
         snprintf(buf, len, "one of off|err|warn|info|debug|trace (or none; any case)");
         break;
     case P_SUBSYS:
-        snprintf(buf, len, "a comma list of init,coll,sim,shm,ofi,env,mpi,all");
+        snprintf(buf, len, "a comma list of init,coll,sim,shm,ofi,env,mpi,tcp,all");
         break;
     case P_TEXT:
         snprintf(buf, len, "text of at most %.0f characters", d->max - 1);

@@ -15,7 +15,7 @@
 typedef struct {
     int log_level;
     unsigned log_subsys;
-    long log_time; /* 1: log lines start with the wall-clock time */
+    long log_time;       /* 1: log lines start with the wall-clock time */
     double timeout_s;    /* blocking calls give up after this long */
     double stall_warn_s; /* and warn about missing peers after this long */
     long spin_count;     /* polls before a waiting thread sleeps */
@@ -27,22 +27,24 @@ typedef struct {
     long direct_min_bytes; /* smallest call that goes host-direct */
     long eager_max_bytes;  /* largest call that goes eager (engine/eager.c); 0: never */
     long shm_cma;          /* let host-direct calls read and write peers' buffers in place */
-    char transport[16];    /* auto, shm, ofi or mpi */
+    char transport[16];    /* auto, shm, tcp, ofi or mpi */
+    char tcp_iface[64];
+    long tcp_chunk_bytes;
     char ofi_provider[64];
     char ofi_iface[64];
     long ofi_chunk_bytes;
-    long heap_keep_bytes; /* freed memory glibc keeps once the ofi transport runs (heap.h) */
-    long sim_phantom;   /* 1: buffers carry sizes, no data */
+    long heap_keep_bytes;    /* freed memory glibc keeps once tcp or ofi runs (heap.h) */
+    long sim_phantom;        /* 1: buffers carry sizes, no data */
     long num_local_replicas; /* without poprun: replicas of this instance */
     long ipus_per_replica;   /* without poprun: IPUs per replica */
     double heartbeat_s;      /* between the instances of a job over several hosts */
     double peer_timeout_s;   /* silence after which an instance on another host is gone */
-    char topology[256]; /* GCL_TOPOLOGY: a preset or a file, "" for the default */
+    char topology[256];      /* GCL_TOPOLOGY: a preset or a file, "" for the default */
     char sim_report[256];
     char sim_trace[256];
     long sim_trace_events;
     char algo[COLL_COLLECTIVE_COUNT][48];
-    char gcl_method[48]; /* GCL_OPTIONS' "method", or "" */
+    char gcl_method[48];    /* GCL_OPTIONS' "method", or "" */
     char fault_inject[128]; /* GCL_FAULT_INJECT (tests only; fault.c arms it in gcl_init) */
 } gcl_params_t;
 

@@ -1,6 +1,6 @@
 /*
- * The transports between hosts: mpi and ofi, one protocol over either network backend
- * (backend.h). Declared in transport/transport.h (gcl_transport_mpi, gcl_transport_ofi).
+ * The transports between hosts: tcp, ofi and mpi, one protocol over any network backend
+ * (backend.h). Declared in transport/transport.h (gcl_transport_tcp, _ofi, _mpi).
  * A message is a header (its keys, signature, size and simulated times), then pieces of at most
  * the backend's chunk size. The receiver checks the header, then copies pieces straight into
  * place, or receives them into scratch pieces (kept between transfers) and reduces one while
@@ -16,7 +16,7 @@
 
 #include "base/fault.h"
 #include "base/log.h"
-#include "transport/backend.h"
+#include "network/backend.h"
 #include "transport/transport.h"
 #include "transport/wire.h"
 
@@ -50,7 +50,9 @@ typedef struct {
 
 static gcl_net_t *net_of(const gcl_xfer_t *x)
 {
-    return x->tp == &gcl_transport_ofi ? x->fab->ofi : x->fab->mpi;
+    return x->tp == &gcl_transport_tcp   ? x->fab->tcp
+           : x->tp == &gcl_transport_ofi ? x->fab->ofi
+                                         : x->fab->mpi;
 }
 
 static int peer_instance(const gcl_xfer_t *x)
@@ -430,6 +432,11 @@ static int ofi_can_connect(const gcl_fabric_t *f, int me, int peer)
     return f->ofi != NULL && f->job->ipu_instance[me] != f->job->ipu_instance[peer];
 }
 
+static int tcp_can_connect(const gcl_fabric_t *f, int me, int peer)
+{
+    return f->tcp != NULL && f->job->ipu_instance[me] != f->job->ipu_instance[peer];
+}
+
 const gcl_transport_t gcl_transport_mpi = {
     .name = "mpi",
     .can_connect = mpi_can_connect,
@@ -442,6 +449,15 @@ const gcl_transport_t gcl_transport_mpi = {
 const gcl_transport_t gcl_transport_ofi = {
     .name = "ofi",
     .can_connect = ofi_can_connect,
+    .start = net_start,
+    .progress = net_progress,
+    .cancel = net_cancel,
+    .polls = 1,
+};
+
+const gcl_transport_t gcl_transport_tcp = {
+    .name = "tcp",
+    .can_connect = tcp_can_connect,
     .start = net_start,
     .progress = net_progress,
     .cancel = net_cancel,

@@ -21,9 +21,10 @@ typedef struct {
     gcl_err_t *err;
 } gcl_transport_setup_t;
 
-/* Which backends the job needs: forced by GCL_TRANSPORT, or (auto) ofi between hosts when
- * libfabric works on every instance, else mpi. Every instance decides the same. Collective
- * over the instances; fills *W->fabric. Failures go to W->err. */
+/* Which backends the job needs: forced by GCL_TRANSPORT, or (auto) between hosts tcp when it
+ * connects every instance, else ofi when libfabric works on every instance, else mpi. Every
+ * instance decides the same. Collective over the instances; fills *W->fabric. Failures go to
+ * W->err. */
 gcl_status_t gcl_transports_init(const gcl_transport_setup_t *w);
 void gcl_transports_fini(gcl_fabric_t *f);
 

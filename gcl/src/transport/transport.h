@@ -4,6 +4,7 @@
  * each in turn whether it can connect a peer (can_connect), once per peer, when it is created:
  *   local  same process    the receiver reduces straight out of the sender's buffer
  *   shm    same host       pieces pipelined through the sender's staging chunks in the host box
+ *   tcp    another host    our own tagged messages in pieces, a TCP stream per pair
  *   ofi    another host    libfabric RDM tagged messages in pieces (tcp;ofi_rxm)
  *   mpi    another host    MPI_Isend / MPI_Irecv in pieces (the fallback that works everywhere)
  *
@@ -20,7 +21,7 @@
 #include "base/err.h"
 #include "job/hostbox.h"
 #include "job/job.h"
-#include "transport/backend.h"
+#include "network/backend.h"
 #include "base/signature.h"
 
 typedef struct gcl_transport gcl_transport_t;
@@ -30,8 +31,8 @@ typedef struct {
     const gcl_job_t *job;
     gcl_hostbox_t *hb;
     const uint8_t *token;          /* the job's secret: every network header carries it */
-    gcl_net_t *mpi, *ofi;          /* the network backends, NULL when not in use */
-    const gcl_transport_t *forced; /* GCL_TRANSPORT=mpi|ofi between instances, else NULL */
+    gcl_net_t *mpi, *ofi, *tcp;    /* the network backends, NULL when not in use */
+    const gcl_transport_t *forced; /* GCL_TRANSPORT=tcp|ofi|mpi between instances, else NULL */
 } gcl_fabric_t;
 
 typedef struct gcl_xfer {
@@ -80,6 +81,7 @@ extern const gcl_transport_t gcl_transport_local;
 extern const gcl_transport_t gcl_transport_shm;
 extern const gcl_transport_t gcl_transport_mpi;
 extern const gcl_transport_t gcl_transport_ofi;
+extern const gcl_transport_t gcl_transport_tcp;
 
 /* The first transport of the table that connects ME to PEER (never NULL for a valid job:
  * local and shm connect everything on a host, and a job that spans hosts has a network). */

@@ -585,7 +585,7 @@ static void test_transports(void **state)
     for (int instances = 1; instances <= 2; instances++) {
         make_job(&j, instances, instances == 1 ? 2 : 1, 0, instances);
         assert_int_equal(gcl_job_map(&j, &e), GCL_OK);
-        gcl_fabric_t fab = {&j, &hb, token, NULL, NULL, NULL};
+        gcl_fabric_t fab = {&j, &hb, token, NULL, NULL, NULL, NULL};
         const gcl_transport_t *tp = gcl_transport_pick(&fab, 0, 1);
         assert_ptr_equal(tp, instances == 1 ? &gcl_transport_local : &gcl_transport_shm);
         assert_true(tp->can_connect(&fab, 0, 1));

@@ -1,7 +1,9 @@
 /*
  * Network backends: tagged messages between instances, for the transports that cross hosts.
  * net.c runs the message protocol (a header, then pieces, reduced as they arrive) once, over
- * either backend:
+ * any backend:
+ *   tcp  our own tagged messages over a TCP stream per pair of instances (backend_tcp.c,
+ *        tcp_mesh.c)
  *   mpi  MPI_Isend / MPI_Irecv on a private communicator (backend_mpi.c)
  *   ofi  libfabric RDM tagged messages, tcp;ofi_rxm by default (backend_ofi.c; backend_ofi_none.c
  *        when libgcl is built without libfabric)
@@ -72,5 +74,8 @@ gcl_status_t gcl_net_mpi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_b
                                 gcl_net_t **out, char *err, size_t len);
 gcl_status_t gcl_net_ofi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
                                 gcl_net_t **out, char *err, size_t len);
+/* TOKEN: the job's secret, which every connection's hello must carry. */
+gcl_status_t gcl_net_tcp_create(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
+                                const uint8_t token[16], gcl_net_t **out, char *err, size_t len);
 
 #endif /* GCL_BACKEND_H */

@@ -5,7 +5,7 @@
  * 10 bits of communicator key, 14 of sequence, 12 of message, 12 of piece and 8 each of the
  * source's and destination's local IPU, so no two messages in flight share one. Progress is
  * manual: whoever tests reads the completion queue and marks the finished requests.
- * Declared in transport/backend.h.
+ * Declared in network/backend.h.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -22,8 +22,8 @@
 
 #include "base/fault.h"
 #include "base/log.h"
-#include "transport/backend.h"
-#include "transport/heap.h"
+#include "network/backend.h"
+#include "network/heap.h"
 #include "base/wait.h"
 
 /* How long a cancelled request may take to complete before it is left to libfabric. */
