@@ -17,13 +17,13 @@ endfunction()
 
 # The smoke set: multi-process tests of the default tier that .ci/run also runs under
 # AddressSanitizer and UBSan (label smoke), beside the unit, fault and fuzz tests: every
-# transport (local, shm pipelined and single-copy, host-direct staged, mpi, ofi across
+# transport (local, shm pipelined and single-copy, host-direct staged, mpi, tcp and ofi across
 # namespace hosts), a mismatch, pipelined and data-parallel training, a restart, poprun's own
 # runs, and the Python package.
 set(GCL_SMOKE_TESTS
     multiproc_allreduce_8x2 multiproc_matrix_4x2 multiproc_matrix_8x4_staged
     multiproc_allreduce_mpi_transport multiproc_allreduce_shm_pipelined
-    multiproc_netns_matrix_ofi multiproc_mismatch_count_2 train_data_parallel train_pipeline
+    multiproc_netns_matrix_tcp multiproc_netns_matrix_ofi multiproc_mismatch_count_2 train_data_parallel train_pipeline
     train_restart poprun_run python_api)
 
 # gcl_add_script_test(NAME COMMAND cmd... [TIMEOUT s] [LABELS l...] [ENV k=v...] [SERIAL])

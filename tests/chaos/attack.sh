@@ -4,8 +4,10 @@
 # Security across hosts: train runs on h1 and h2 (16 replicas, 2 instances a host,
 # GCL_TIMEOUT_S=3, so that a step held up for 3 s fails the job), and a process on h3, a third
 # host of the same network that belongs to no job, attacks the ports instance 0 listens on:
-#   - every TCP port of its program (libgcl's libfabric endpoint, OpenMPI's libfabric endpoint
-#     and OpenMPI's tcp BTL): forged headers (shaped like libgcl's, with another token),
+#   - every TCP port of its program (OpenMPI's libfabric endpoint and its tcp BTL; libgcl's
+#     tcp transport, the default, listens only until its instances are connected, and
+#     libgcl's libfabric endpoint is there only with GCL_TRANSPORT=ofi, which
+#     faults_forge_ofi attacks): forged headers (shaped like libgcl's, with another token),
 #     garbage, truncated headers held open for 4 s, 1000 connections held at once, then
 #     connect-close cycles; and FORGER (chaos-forge-fabric), forged libgcl headers sent
 #     through libfabric itself under the tags of calls the job is about to make;
