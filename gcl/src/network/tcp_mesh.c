@@ -21,7 +21,7 @@
 enum { MESH_ADDRS = 8 };
 #define HELLO_MAGIC 0x47434c54u /* "GCLT" */
 /* A connection that says nothing for this long is not one of ours: closed, the next taken. */
-#define HELLO_WAIT_S 2.0
+#define HELLO_WAIT_S 5.0
 /* Each of a peer's addresses is tried for this long before the next. */
 #define CONNECT_TRY_S 5.0
 
@@ -32,13 +32,15 @@ typedef struct {
     uint32_t ip[MESH_ADDRS]; /* network byte order */
 } mesh_addr_t;
 
+/* The first bytes of every connection: who dials, whom it means (an address another host
+ * shares, such as a container bridge's, can reach the wrong instance), and the job's token. */
 typedef struct {
-    uint32_t magic, instance;
+    uint32_t magic, instance, to;
     uint8_t token[16];
 } hello_t;
 
 /* This instance's addresses: loopback for a job on one host; else every IPv4 address of an
- * interface that is up and not loopback, or only GCL_TCP_IFACE's. */
+ * interface that is up, running (has a carrier) and not loopback, or only GCL_TCP_IFACE's. */
 static int my_addresses(const gcl_params_t *p, const gcl_job_t *j, mesh_addr_t *me, char *err,
                         size_t len)
 {
@@ -52,7 +54,8 @@ static int my_addresses(const gcl_params_t *p, const gcl_job_t *j, mesh_addr_t *
         return -1;
     }
     for (struct ifaddrs *a = all; a && me->n < MESH_ADDRS; a = a->ifa_next) {
-        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !(a->ifa_flags & IFF_UP))
+        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !(a->ifa_flags & IFF_UP) ||
+            !(a->ifa_flags & IFF_RUNNING))
             continue;
         if (p->tcp_iface[0] ? strcmp(a->ifa_name, p->tcp_iface) != 0
                             : (a->ifa_flags & IFF_LOOPBACK) != 0)
@@ -134,7 +137,7 @@ static int connect_one(uint32_t ip, uint16_t port, double until)
     return fd;
 }
 
-/* Connects to instance PEER at one of its addresses and says hello. */
+/* Connects to an instance at one of its addresses (PEER) and says hello (HI). */
 static int dial(const mesh_addr_t *peer, const hello_t *hi, double until)
 {
     for (int i = 0; i < peer->n; i++) {
@@ -150,7 +153,7 @@ static int dial(const mesh_addr_t *peer, const hello_t *hi, double until)
 }
 
 /* Accepts the connections of the instances before ME: each must say hello with the job's
- * token and a lower instance index not yet connected, else it is closed. */
+ * token, to ME, from a lower instance index not yet connected, else it is closed. */
 static int accept_all(int lfd, int me, const uint8_t token[16], int *fds, double until)
 {
     int have = 0;
@@ -163,8 +166,8 @@ static int accept_all(int lfd, int me, const uint8_t token[16], int *fds, double
         hello_t hi;
         double by = gcl_now() + HELLO_WAIT_S;
         if (move_all(fd, &hi, sizeof hi, 0, by < until ? by : until) == 0 &&
-            hi.magic == HELLO_MAGIC && hi.instance < (uint32_t)me && fds[hi.instance] < 0 &&
-            memcmp(hi.token, token, sizeof hi.token) == 0) {
+            hi.magic == HELLO_MAGIC && hi.to == (uint32_t)me && hi.instance < (uint32_t)me &&
+            fds[hi.instance] < 0 && memcmp(hi.token, token, sizeof hi.token) == 0) {
             fds[hi.instance] = fd;
             have++;
         } else {
@@ -190,10 +193,10 @@ static gcl_status_t connect_mesh(const gcl_params_t *p, const gcl_job_t *j, cons
     int me = j->instance_index;
     double wait = p->peer_timeout_s > 10 ? p->peer_timeout_s : 10;
     double until = gcl_now() + wait;
-    hello_t hi = {HELLO_MAGIC, (uint32_t)me, {0}};
+    hello_t hi = {HELLO_MAGIC, (uint32_t)me, 0, {0}};
     memcpy(hi.token, token, sizeof hi.token);
     for (int i = me + 1; i < j->num_instances; i++)
-        if ((fds[i] = dial(&all[i], &hi, until)) < 0) {
+        if ((hi.to = (uint32_t)i, fds[i] = dial(&all[i], &hi, until)) < 0) {
             snprintf(err, len, "tcp: cannot connect to instance %d (port %u, %u address%s)", i,
                      (unsigned)all[i].port, (unsigned)all[i].n, all[i].n == 1 ? "" : "es");
             close_all(fds, j->num_instances);

@@ -4,7 +4,8 @@
  * (an allgather over a barrier). Matching by tag in any order, messages that come before their
  * receive, zero-length and 24 MiB messages both ways at once, a send cancelled half-written
  * (the stream stays whole and the caller's buffer is not read after), a receive too small, a
- * peer that goes away, and a hello without the job's token refused while the mesh still forms.
+ * peer that goes away, and hellos without the job's token or meant for another instance refused
+ * while the mesh still forms.
  * Threads record their first failure; the test asserts in the main thread.
  */
 #include <setjmp.h>
@@ -378,32 +379,39 @@ static void test_peer_gone(void **state)
     run_world(2, peer_gone, NULL);
 }
 
-/* Between the address exchange and rank 0's connect, a stranger connects to rank 1 and says
- * hello with another token, as instance 0: refused, and the mesh forms with the real rank 0. */
-static int rogue_fd = -1;
+/* Between the address exchange and rank 0's connect, two strangers connect to rank 1 and say
+ * hello as instance 0: one with another token, one with the job's token but meant for another
+ * instance (as a dial to an address that two hosts share can arrive). Both are refused, and the
+ * mesh forms with the real rank 0. */
+static int rogue_fd[2] = {-1, -1};
 static void rogue(const char *all, size_t bytes)
 {
     uint16_t port;
     memcpy(&port, all + bytes + 4, sizeof port); /* rank 1's block: ok (4 bytes), then port */
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    rogue_fd = socket(AF_INET, SOCK_STREAM, 0);
     struct {
-        uint32_t magic, instance;
+        uint32_t magic, instance, to;
         uint8_t token[16];
-    } hi = {0x47434c54u, 0, "not the token!!"};
-    if (rogue_fd >= 0 && connect(rogue_fd, (struct sockaddr *)&a, sizeof a) == 0)
-        (void)!write(rogue_fd, &hi, sizeof hi);
+    } hi[2] = {{0x47434c54u, 0, 1, "not the token!!"}, {0x47434c54u, 0, 5, {0}}};
+    memcpy(hi[1].token, token, sizeof hi[1].token);
+    for (int i = 0; i < 2; i++) {
+        rogue_fd[i] = socket(AF_INET, SOCK_STREAM, 0);
+        if (rogue_fd[i] >= 0 && connect(rogue_fd[i], (struct sockaddr *)&a, sizeof a) == 0)
+            (void)!write(rogue_fd[i], &hi[i], sizeof hi[i]);
+    }
 }
 
 static void test_rogue_hello_refused(void **state)
 {
     (void)state;
     run_world(2, exchange, rogue);
-    assert_true(rogue_fd >= 0);
-    char c;
-    assert_int_equal(read(rogue_fd, &c, 1), 0); /* closed by rank 1 */
-    close(rogue_fd);
+    for (int i = 0; i < 2; i++) {
+        assert_true(rogue_fd[i] >= 0);
+        char c;
+        assert_int_equal(read(rogue_fd[i], &c, 1), 0); /* closed by rank 1 */
+        close(rogue_fd[i]);
+    }
 }
 
 int main(void)
