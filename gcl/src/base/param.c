@@ -81,8 +81,8 @@ static const param_def_t params[] = {
      "mpi), shm, tcp, ofi or mpi (tcp, ofi and mpi are then used between instances of one "
      "host too)"},
     {"GCL_TCP_IFACE", "", P_TEXT, OFF(tcp_iface), 0, 64, NULL, 0,
-     "network interface of the tcp transport; default: every interface that is up and not "
-     "loopback when the job spans hosts (tried in turn), loopback on one host"},
+     "network interface of the tcp transport; default: every interface that is up, running "
+     "and not loopback when the job spans hosts (tried in turn), loopback on one host"},
     {"GCL_TCP_CHUNK_BYTES", "131072", P_LONG, OFF(tcp_chunk_bytes), 4096, 1 << 30, NULL, 0,
      "bytes per piece of a message carried by the tcp transport"},
     {"GCL_OFI_PROVIDER", "tcp;ofi_rxm", P_TEXT, OFF(ofi_provider), 0, 64, NULL, 0,

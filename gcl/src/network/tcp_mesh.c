@@ -65,7 +65,8 @@ static int my_addresses(const gcl_params_t *p, const gcl_job_t *j, mesh_addr_t *
     freeifaddrs(all);
     if (me->n == 0)
         snprintf(err, len, "tcp: no IPv4 address on %s%s", p->tcp_iface[0] ? "interface " : "",
-                 p->tcp_iface[0] ? p->tcp_iface : "an interface that is up and not loopback");
+                 p->tcp_iface[0] ? p->tcp_iface
+                                 : "an interface that is up, running and not loopback");
     return me->n ? 0 : -1;
 }
 
