@@ -21,49 +21,51 @@ static int everyone(const gcl_job_t *j, gcl_boot_t *boot, int ok)
     return all;
 }
 
-static gcl_status_t start_ofi(const gcl_transport_setup_t *w, const char *forced)
+/* One network backend: how to make it, and what auto does without it. */
+typedef struct {
+    const char *name; /* as GCL_TRANSPORT names it */
+    unsigned sub;     /* its log subsystem */
+    const char *what; /* what failed, as a sentence's subject */
+    const char *next; /* what auto uses instead */
+    gcl_status_t (*create)(const gcl_transport_setup_t *w, gcl_net_t **out, char *err, size_t len);
+} net_kind_t;
+
+static gcl_status_t create_tcp(const gcl_transport_setup_t *w, gcl_net_t **out, char *err,
+                               size_t len)
 {
-    char why[256] = "";
-    gcl_net_t *ofi = NULL;
-    gcl_status_t rc = gcl_net_ofi_create(w->params, w->job, w->boot, &ofi, why, sizeof why);
-    if (!everyone(w->job, w->boot, rc == GCL_OK)) {
-        if (ofi)
-            ofi->destroy(ofi);
-        ofi = NULL;
-        if (!strcmp(forced, "ofi"))
-            return gcl_err_set(w->err, GCL_ERR_TRANSPORT, "GCL_TRANSPORT=ofi, but %s",
-                               why[0] ? why : "libfabric failed on another instance");
-        GCL_INFO(GCL_SUB_OFI, "libfabric unavailable (%s): using mpi between hosts",
-                 why[0] ? why : "on another instance");
-    }
-    if (ofi)
-        gcl_net_pool_init(ofi);
-    w->fabric->ofi = ofi;
-    return GCL_OK;
+    return gcl_net_tcp_create(w->params, w->job, w->boot, w->host->token, out, err, len);
 }
 
-/* The tcp backend on every instance, or on none: then auto tries ofi (returns 1), and
- * GCL_TRANSPORT=tcp fails. */
-static gcl_status_t start_tcp(const gcl_transport_setup_t *w, const char *forced, int *fallback)
+static gcl_status_t create_ofi(const gcl_transport_setup_t *w, gcl_net_t **out, char *err,
+                               size_t len)
+{
+    return gcl_net_ofi_create(w->params, w->job, w->boot, out, err, len);
+}
+
+static const net_kind_t tcp_kind = {"tcp", GCL_SUB_TCP, "tcp", "trying ofi", create_tcp};
+static const net_kind_t ofi_kind = {"ofi", GCL_SUB_OFI, "libfabric", "using mpi", create_ofi};
+
+/* Backend K on every instance, or on none: then GCL_TRANSPORT=K fails, and auto goes on to the
+ * next (*OUT stays NULL). */
+static gcl_status_t start_net(const gcl_transport_setup_t *w, const char *forced,
+                              const net_kind_t *k, gcl_net_t **out)
 {
     char why[256] = "";
-    gcl_net_t *tcp = NULL;
-    gcl_status_t rc =
-        gcl_net_tcp_create(w->params, w->job, w->boot, w->host->token, &tcp, why, sizeof why);
+    gcl_net_t *net = NULL;
+    gcl_status_t rc = k->create(w, &net, why, sizeof why);
     if (!everyone(w->job, w->boot, rc == GCL_OK)) {
-        if (tcp)
-            tcp->destroy(tcp);
-        tcp = NULL;
-        if (!strcmp(forced, "tcp"))
-            return gcl_err_set(w->err, GCL_ERR_TRANSPORT, "GCL_TRANSPORT=tcp, but %s",
-                               why[0] ? why : "tcp failed on another instance");
-        GCL_INFO(GCL_SUB_TCP, "tcp unavailable (%s): trying ofi between hosts",
-                 why[0] ? why : "on another instance");
-        *fallback = 1;
+        if (net)
+            net->destroy(net);
+        net = NULL;
+        if (!strcmp(forced, k->name))
+            return gcl_err_set(w->err, GCL_ERR_TRANSPORT, "GCL_TRANSPORT=%s, but %s", k->name,
+                               why[0] ? why : "it failed on another instance");
+        GCL_INFO(k->sub, "%s unavailable (%s): %s between hosts", k->what,
+                 why[0] ? why : "on another instance", k->next);
     }
-    if (tcp)
-        gcl_net_pool_init(tcp);
-    w->fabric->tcp = tcp;
+    if (net)
+        gcl_net_pool_init(net);
+    *out = net;
     return GCL_OK;
 }
 
@@ -79,10 +81,12 @@ gcl_status_t gcl_transports_init(const gcl_transport_setup_t *w)
     int want_tcp = several && (!strcmp(forced, "tcp") || (remote && !strcmp(forced, "auto")));
     int want_ofi = several && !strcmp(forced, "ofi");
     int want_mpi = several && (!strcmp(forced, "mpi") || (remote && !strcmp(forced, "auto")));
-    if (want_tcp)
-        GCL_CHECK(start_tcp(w, forced, &want_ofi));
+    if (want_tcp) {
+        GCL_CHECK(start_net(w, forced, &tcp_kind, &f->tcp));
+        want_ofi |= !f->tcp;
+    }
     if (want_ofi)
-        GCL_CHECK(start_ofi(w, forced));
+        GCL_CHECK(start_net(w, forced, &ofi_kind, &f->ofi));
     if (want_mpi || (want_ofi && !f->ofi)) {
         char err[256] = "";
         gcl_status_t rc = gcl_net_mpi_create(w->params, w->job, w->boot, &f->mpi, err, sizeof err);
