@@ -78,7 +78,7 @@ struct inst {
     tboot_t boot;
     gcl_net_t *net;
     scenario_t run;
-    char failed[256];
+    char failed[512];
 };
 
 static const uint8_t token[16] = "the job's token";
