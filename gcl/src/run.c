@@ -20,6 +20,11 @@
 /* How long a failed run waits for the host's other instances to reach their own verdicts (see
  * await_verdicts): the time poprun's wrapper of a killed program gives the survivors, too. */
 #define VERDICT_WAIT_S 1.0
+/* How long a consequence waits for an instance that failed for a cause of its own to leave:
+ * that one is on its way out already, but on a loaded machine its exit can take over a second
+ * (chaos_disk_full at a load average of 22: a train --resume that refused with status 2 left
+ * after its peer, whose status 1 became the job's). */
+#define CAUSE_WAIT_S 5.0
 
 gcl_status_t gcl_init(const gcl_config_t *config, gcl_instance_t *out)
 {
@@ -135,32 +140,38 @@ static void ctx_init(struct gcl_instance *inst, int k, gcl_program_t program, vo
     ctx->arg = arg;
 }
 
-/* Whether a failed run must still wait for another process of this host: one of its IPUs still
- * runs its program (its verdict is to come), or, when this run's failure was a consequence of a
- * peer's (CONSEQUENCE), it failed first for a cause of its own and has not yet left. */
+/* Whether a failed run must still wait for another process of this host: 1 when one of its
+ * IPUs still runs its program (its verdict is to come), 2 when, this run's failure being a
+ * consequence of a peer's (CONSEQUENCE), it failed first for a cause of its own and has not yet
+ * left; 0 when neither. */
 static int must_wait(gcl_hostbox_t *hb, int consequence)
 {
+    int why = 0;
     for (int i = 0; i < hb->num_ipus; i++) {
         const gcl_hostbox_ipu_t *p = &hb->ipus[i];
         if (p->pid <= 0 || p->pid == getpid())
             continue;
         uint32_t state = atomic_load(&p->state);
         int cause = state == GCL_IPU_FAILED && !p->after_other && !p->consequence;
-        if ((state == GCL_IPU_RUNNING || (consequence && cause)) && !gcl_hostbox_pid_gone(p->pid))
+        if (state == GCL_IPU_RUNNING && !gcl_hostbox_pid_gone(p->pid))
             return 1;
+        if (consequence && cause && !gcl_hostbox_pid_gone(p->pid))
+            why = 2;
     }
-    return 0;
+    return why;
 }
 
 /* After a failed run (FIRST, the local IPU that failed first), before the program hears of it. The
  * first instance to exit ends the job (mpirun ends every instance when one fails), and whoever is
- * still at work is cut off without a word. So, up to VERDICT_WAIT_S (usually a few milliseconds):
+ * still at work is cut off without a word. So (usually for a few milliseconds):
  *   - an instance of this host still in its program may be in a call with the IPU that failed:
- *     alarmed by fail_ipu, it checks at once and fails saying why; wait for that verdict;
+ *     alarmed by fail_ipu, it checks at once and fails saying why; wait for that verdict, up to
+ *     VERDICT_WAIT_S;
  *   - a failure that is a consequence of a peer's (its call failed with GCL_ERR_PEER_FAILED or
  *     GCL_ERR_ABORTED; a program that returns GCL_ERR_ABORTED of its own is a cause) lets
- *     an instance of this host that failed for a cause of its own leave first, so that its
- *     report (the cause) is whole; the consequences have said theirs as they failed.
+ *     an instance of this host that failed for a cause of its own leave first (up to
+ *     CAUSE_WAIT_S), so that its report (the cause) is whole; the consequences have said theirs
+ *     as they failed.
  * Not with the mpi transport, where alarms are not heeded either (request.c): a failing call's
  * clean-up there can wait in MPI for a peer (OpenMPI's ob1 does not cancel a send, and a large
  * one completes only once received), and a peer that stopped to wait would hold it. */
@@ -170,10 +181,13 @@ static void await_verdicts(struct gcl_instance *inst, int first)
     if (!hb->base || inst->fabric.mpi)
         return;
     int consequence = first >= 0 && hb->ipus[inst->run.ctxs[first].ipu.hostlocal].consequence;
-    double until = gcl_now() + VERDICT_WAIT_S;
+    double start = gcl_now();
     struct timespec nap = {0, 1000000};
-    while (must_wait(hb, consequence) && gcl_now() < until)
+    for (int why; (why = must_wait(hb, consequence)) != 0;) {
+        if (gcl_now() - start >= (why == 1 ? VERDICT_WAIT_S : CAUSE_WAIT_S))
+            break;
         nanosleep(&nap, NULL);
+    }
 }
 
 gcl_status_t gcl_run(gcl_instance_t inst, gcl_program_t program, void *arg)
