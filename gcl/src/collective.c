@@ -362,6 +362,7 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
 {
     if (!blocking && out)
         *out = NULL;
+    GCL_CHECK(gcl_ipu_settle_for(c->peers.ipu, c->peers.record));
     GCL_CHECK(check_call(c, call));
     coll_args_t a = call_args(c, call);
     const gcl_plan_memo_t *m;

@@ -102,6 +102,8 @@ void gcl_comm_destroy(gcl_comm_t comm)
     if (!comm)
         return;
     struct gcl_ctx *ctx = comm->ctx;
+    if (ctx->ipu.parked && ctx->ipu.parked->peers == &comm->peers)
+        gcl_ipu_settle(&ctx->ipu, 0); /* a failure is recorded in COMM's record: kept below */
     for (struct gcl_comm **p = &ctx->comms; *p; p = &(*p)->next) {
         if (*p == comm) {
             *p = comm->next;

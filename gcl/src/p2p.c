@@ -86,6 +86,7 @@ static gcl_status_t p2p(struct gcl_ctx *ctx, int peer, const void *buf, size_t c
         return refuse(ctx, what, "unknown element type", (int)type);
     if (count > (SIZE_MAX / 4) / es || (count > 0 && !buf && !ctx->ipu.phantom))
         return refuse(ctx, what, "a NULL or too large buffer", count > INT32_MAX ? -1 : (int)count);
+    GCL_CHECK(gcl_ipu_settle_for(&ctx->ipu, &ctx->err));
     struct gcl_comm *comm = gcl_ctx_p2p_comm(ctx);
     struct gcl_request *r = comm ? gcl_calloc(1, sizeof *r) : NULL;
     uint32_t number;

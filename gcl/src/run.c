@@ -94,6 +94,8 @@ static void *ipu_thread(void *arg)
     atomic_store(&me->run_gen, inst->run.gen);
     atomic_store(&me->state, GCL_IPU_RUNNING);
     ctx->status = ctx->program(ctx, ctx->arg);
+    if (ctx->status == GCL_OK) /* its last call may have returned before it finished */
+        ctx->status = gcl_ipu_settle(&ctx->ipu, 0);
     gcl_request_abandon_all(&ctx->ipu);
     if (ctx->status == GCL_OK) {
         atomic_store(&me->state, GCL_IPU_FINISHED);

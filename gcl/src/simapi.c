@@ -13,14 +13,18 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "ctx.h"
+#include "engine/request.h"
 #include "gcl/sim.h"
 #include "job/shmem.h"
 #include "pod/layer.h"
 #include "pod/cache.h"
 #include "pod/model.h"
 
+/* CTX's simulated IPU, once its parked call (engine/request.h) has charged its clock: a failure
+ * there stays parked, for the IPU's next call to report. */
 static gcl_sim_ipu_t *sim_ipu(struct gcl_ctx *ctx)
 {
+    gcl_ipu_settle(&ctx->ipu, 1);
     return ctx->ipu.clock;
 }
 
@@ -29,7 +33,7 @@ gcl_status_t gcl_ipu_malloc(gcl_ctx_t ctx, size_t bytes, const char *label, void
     if (!ctx || !out)
         return GCL_ERR_INVALID_ARGUMENT;
     *out = NULL;
-    gcl_sim_ipu_t *ipu = sim_ipu(ctx);
+    gcl_sim_ipu_t *ipu = ctx->ipu.clock;
     if (ipu->nallocs == ipu->cap) {
         int cap = ipu->cap ? ipu->cap * 2 : 16;
         void *p = gcl_realloc(ipu->allocs, (size_t)cap * sizeof *ipu->allocs);
@@ -77,7 +81,7 @@ void gcl_ipu_free(gcl_ctx_t ctx, void *ptr)
 {
     if (!ctx || !ptr)
         return;
-    gcl_sim_ipu_t *ipu = sim_ipu(ctx);
+    gcl_sim_ipu_t *ipu = ctx->ipu.clock;
     for (int i = 0; i < ipu->nallocs; i++) {
         if (ipu->allocs[i].ptr == ptr) {
             sim_mem_free(ipu->mem, ipu->allocs[i].id);
@@ -221,8 +225,12 @@ gcl_status_t gcl_sim_collective_time(gcl_instance_t inst, const char *coll, size
     if (n == 1 || count == 0)
         return GCL_OK;
     gcl_sim_t *s = &inst->sim;
-    coll_args_t a = {.coll = which, .nranks = n, .count = count, .dtype = (coll_dtype_t)type,
-                     .op = COLL_SUM, .elem_size = gcl_dtype_size(type)};
+    coll_args_t a = {.coll = which,
+                     .nranks = n,
+                     .count = count,
+                     .dtype = (coll_dtype_t)type,
+                     .op = COLL_SUM,
+                     .elem_size = gcl_dtype_size(type)};
     const coll_algo_t *algo = gcl_simcache_choose(s->cache, s->topo, &a, ipus, why, sizeof why);
     sim_time_t *entry = gcl_calloc((size_t)n, sizeof *entry);
     gcl_status_t rc = algo && entry ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;

@@ -13,9 +13,12 @@
  *            (coll/canon.h), straight into its output; checks that no key moved meanwhile
  *   ack      rank r writes the key into its word of each peer's cell: the peer may reuse it
  * broadcast: only the root's cell carries data, which every other rank copies out; barrier:
- * cells without data. Every rank reads every cell, so every rank also learns every entry clock:
- * the call's simulated time is the pod algorithm's, replayed from them (simtime.c), the same to
- * the picosecond as if that algorithm's messages had run.
+ * cells without data. A broadcast returns early (exec.h, returned): the root right after it
+ * publishes, a reader as soon as it has copied the root's cell, before it publishes its own;
+ * gathering the rest, acking and the simulated time are done when the IPU settles its parked
+ * call (engine/request.h), at its next call. Every rank reads every cell, so every rank also learns
+ * every entry clock: the call's simulated time is the pod algorithm's, replayed from them
+ * (simtime.c), the same to the picosecond as if that algorithm's messages had run.
  *
  * Cost: each rank writes one cell and reads n - 1, each (16 + bytes) / 64 cache lines moved
  * between cores once, plus n - 1 ack words; all ranks work at once, in one round. Against the
@@ -37,7 +40,8 @@
 #include "coll/reduce.h"
 #include "engine/simtime.h"
 
-enum { CLAIM, GATHER, DONE };
+/* ROOT: a broadcast's reader looks for the root's cell before it publishes its own. */
+enum { CLAIM, GATHER, DONE, ROOT };
 
 int gcl_eager_eligible(const gcl_peers_t *c, coll_collective_t coll, size_t bytes)
 {
@@ -87,6 +91,8 @@ gcl_status_t gcl_eager_setup(gcl_exec_t *x)
     memset(e, 0, sizeof *e);
     e->cell = -1;
     memset(e->at, -1, sizeof e->at);
+    if (x->sig.coll == COLL_BROADCAST && x->sig.root != x->peers->rank)
+        e->phase = ROOT;
     int n = x->peers->size;
     size_t need = (size_t)coll_canon_depth(n) * x->sig.count * x->info.elem_size;
     gcl_group_scratch_t *g = x->lent;
@@ -160,34 +166,45 @@ static void publish(gcl_exec_t *x)
     memcpy(o->readers, c->ipus, (size_t)c->size * sizeof *c->ipus);
     atomic_store_explicit(&h->key, x->key0, memory_order_release);
     x->eager.at[c->rank] = (int8_t)x->eager.cell;
-    x->eager.found = 1;
+    x->eager.found++;
     notify_peers(x);
+}
+
+/* Looks for rank Q's cell of the call: 1 if found now, 0 if not (or found before), or a
+ * status (a mismatch names both sides). */
+static int find(gcl_exec_t *x, int q)
+{
+    gcl_peers_t *c = x->peers;
+    gcl_eager_t *e = &x->eager;
+    for (int i = 0; e->at[q] < 0 && i < GCL_EAGER_CELLS; i++) {
+        gcl_eager_head_t *h = cell(x, q, i);
+        if (atomic_load_explicit(&h->key, memory_order_acquire) != x->key0)
+            continue;
+        e->at[q] = (int8_t)i; /* acked when the call ends, whatever happens */
+        e->found++;
+        if (memcmp(&h->sig, &x->sig, sizeof x->sig) != 0) {
+            char text[600];
+            gcl_sig_t theirs = h->sig;
+            gcl_diag_mismatch_text(c->ipu->job, c->ipu->global_ipu, &x->sig, c->ipus[q], &theirs,
+                                   text, sizeof text);
+            return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", text);
+        }
+        x->sim.entry[q] = h->clock;
+        x->sim.seen[q] = 1;
+        return 1;
+    }
+    return 0;
 }
 
 /* Looks for the cells of the ranks not found yet: 1 if any was found, or a status. */
 static int gather(gcl_exec_t *x)
 {
-    gcl_peers_t *c = x->peers;
-    gcl_eager_t *e = &x->eager;
     int did = 0;
-    for (int q = 0; q < c->size && e->found < c->size; q++) {
-        for (int i = 0; e->at[q] < 0 && i < GCL_EAGER_CELLS; i++) {
-            gcl_eager_head_t *h = cell(x, q, i);
-            if (atomic_load_explicit(&h->key, memory_order_acquire) != x->key0)
-                continue;
-            e->at[q] = (int8_t)i; /* acked when the call ends, whatever happens */
-            e->found++;
-            did = 1;
-            if (memcmp(&h->sig, &x->sig, sizeof x->sig) != 0) {
-                char text[600];
-                gcl_sig_t theirs = h->sig;
-                gcl_diag_mismatch_text(c->ipu->job, c->ipu->global_ipu, &x->sig, c->ipus[q],
-                                       &theirs, text, sizeof text);
-                return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", text);
-            }
-            x->sim.entry[q] = h->clock;
-            x->sim.seen[q] = 1;
-        }
+    for (int q = 0; q < x->peers->size && x->eager.found < x->peers->size; q++) {
+        int rc = find(x, q);
+        if (rc < 0)
+            return rc;
+        did |= rc;
     }
     return did;
 }
@@ -211,6 +228,22 @@ static void deliver(gcl_exec_t *x)
     } else if (x->sig.coll == COLL_BROADCAST) {
         memcpy(out, gcl_eager_data(cell(x, x->sig.root, x->eager.at[x->sig.root])), count * es);
     }
+}
+
+/* A broadcast whose root's cell is found (or whose root we are): the output is written, and the
+ * caller may go on (exec.h, returned) while the other ranks' cells are still awaited: they carry
+ * nothing the output needs, only their entry clocks, signatures and acks. */
+static gcl_status_t hand_over(gcl_exec_t *x)
+{
+    int root = x->sig.root;
+    deliver(x);
+    atomic_thread_fence(memory_order_acquire);
+    if (root != x->peers->rank && atomic_load_explicit(&cell(x, root, x->eager.at[root])->key,
+                                                       memory_order_relaxed) != x->key0)
+        return gcl_err_set(x->err, GCL_ERR_INTERNAL,
+                           "%s: the root's eager cell was reused while it was read", x->what);
+    x->returned = 1;
+    return GCL_OK;
 }
 
 /* After reading: whether every peer's cell still holds the call (the seqlock's second look). */
@@ -245,6 +278,14 @@ static int eager_progress(gcl_exec_t *x)
 {
     gcl_eager_t *e = &x->eager;
     int did = 0;
+    if (e->phase == ROOT) { /* the output first; publishing our cell can wait for the next pass */
+        int rc = find(x, x->sig.root);
+        if (rc <= 0)
+            return rc;
+        e->phase = CLAIM;
+        gcl_status_t st = hand_over(x);
+        return st == GCL_OK ? 1 : st;
+    }
     if (e->phase == CLAIM) {
         if (!claim(x))
             return 0;
@@ -254,6 +295,12 @@ static int eager_progress(gcl_exec_t *x)
         publish(x);
         e->phase = GATHER;
         did = 1;
+        /* A broadcast's root is done with its caller's part: it returns now, without a look at
+         * the other ranks' cells (lines they write, each a miss), which its next call takes. */
+        if (x->sig.coll == COLL_BROADCAST && x->sig.root == x->peers->rank) {
+            gcl_status_t st = hand_over(x);
+            return st == GCL_OK ? 1 : st;
+        }
     }
     if (e->phase != GATHER)
         return did;
@@ -262,7 +309,8 @@ static int eager_progress(gcl_exec_t *x)
         return rc;
     if (e->found < x->peers->size)
         return did | rc;
-    deliver(x);
+    if (!x->returned)
+        deliver(x);
     if (!still_there(x))
         return gcl_err_set(x->err, GCL_ERR_INTERNAL,
                            "%s: a peer's eager cell was reused while it was read", x->what);
@@ -275,7 +323,7 @@ static int eager_progress(gcl_exec_t *x)
 
 static void eager_finish(gcl_exec_t *x)
 {
-    if (!x->eager.acked && x->eager.found > 1)
+    if (!x->eager.acked) /* whatever cells of peers it found */
         ack(x);
     x->eager.acked = 1;
 }
@@ -295,6 +343,9 @@ static int eager_waiting(const gcl_exec_t *x, int *ipus, int max)
                 ipus[n++] = o->readers[q];
         return n;
     }
+    for (int q = 0; x->eager.phase == ROOT && q < x->peers->size && n < max; q++)
+        if (q == x->sig.root)
+            ipus[n++] = x->peers->ipus[q];
     for (int q = 0; x->eager.phase == GATHER && q < x->peers->size && n < max; q++)
         if (x->eager.at[q] < 0)
             ipus[n++] = x->peers->ipus[q];
@@ -319,7 +370,7 @@ static int eager_gone(gcl_exec_t *x, int *ipu, char *why, size_t len)
     int n = eager_waiting(x, ipus, GCL_EAGER_MAX_RANKS);
     for (int i = 0; i < n; i++)
         if (gcl_diag_peer_gone(me->job, &me->host->hb, me->gen, ipus[i], why, len) &&
-            (x->eager.phase != GATHER || !published(x, ipus[i]))) {
+            (x->eager.phase == CLAIM || !published(x, ipus[i]))) {
             *ipu = ipus[i];
             return 1;
         }

@@ -84,6 +84,12 @@ typedef struct gcl_exec {
     uint64_t key0;    /* communicator key << 32 | sequence: names the call in every message */
     int phantom;
     int done;
+    /* The caller's part is done: the output is written and the input no longer read, and what
+     * is left (peers' entry clocks, their signatures, acks) needs nothing of the caller. A
+     * blocking call may then return, parked until its IPU's next call (request.h). Set by an
+     * eager broadcast, whose root sends and whose readers copy without waiting for the whole
+     * group, as OpenMPI's does; the simulated time still waits for every rank's entry. */
+    int returned;
     /* The message engine (messages.c). */
     uint32_t step; /* the step in progress */
     int posted;    /* its transfers have started */

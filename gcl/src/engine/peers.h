@@ -43,6 +43,7 @@ typedef struct {
     int phantom;                   /* buffers may carry sizes and no data */
     int eager_next;                /* the eager cell it tries first (eager.c) */
     struct gcl_request *active;    /* started, unfinished requests: progressed by every wait */
+    struct gcl_request *parked;    /* a blocking call that returned before it finished */
     const gcl_err_t *last_failure; /* the record of its latest failure */
     uint32_t alarms_seen;          /* its doorbell's alarms it has checked for */
 } gcl_ipu_t;

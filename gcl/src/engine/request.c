@@ -198,16 +198,18 @@ static int recheck(void *ipu)
     return gcl_ipu_progress(ipu);
 }
 
-gcl_status_t gcl_request_complete(struct gcl_request *r)
+/* Waits until R has finished, or (PARK) until its caller's part is done: its buffers are
+ * written or read, and only the call's own bookkeeping is left (exec.h, returned). */
+static void await(struct gcl_request *r, int park)
 {
     gcl_ipu_t *ipu = r->peers->ipu;
     gcl_doorbell_t *bell = &ipu->host->hb.ipus[ipu->hostlocal].bell;
     gcl_waiter_resume(&r->w);
     unsigned busy = 0; /* passes that moved something: the clock is read every 64th */
-    while (!r->finished) {
+    while (!r->finished && !(park && r->x.returned)) {
         uint32_t seen = gcl_doorbell_read(bell);
         int did = gcl_ipu_progress(ipu);
-        if (r->finished)
+        if (r->finished || (park && r->x.returned))
             break;
         if (did) {
             /* Other work moving (another request, a phase with a live peer) does not put off
@@ -223,23 +225,62 @@ gcl_status_t gcl_request_complete(struct gcl_request *r)
         if ((alarmed(ipu, bell) || due) && !r->finished)
             check(r);
     }
+}
+
+gcl_status_t gcl_ipu_settle(gcl_ipu_t *ipu, int keep_failure)
+{
+    struct gcl_request *r = ipu->parked;
+    if (!r)
+        return GCL_OK;
+    await(r, 0);
+    if (r->status != GCL_OK && keep_failure)
+        return r->status;
+    ipu->parked = NULL;
     return retire(r);
+}
+
+gcl_status_t gcl_ipu_settle_for(gcl_ipu_t *ipu, gcl_err_t *record)
+{
+    gcl_status_t rc = gcl_ipu_settle(ipu, 0);
+    const gcl_err_t *said = ipu->last_failure;
+    if (rc == GCL_OK || said == record)
+        return rc;
+    gcl_err_set(record, rc, "%s", said ? gcl_err_text(said) : gcl_status_string(rc));
+    ipu->last_failure = record;
+    return rc;
+}
+
+gcl_status_t gcl_request_complete(struct gcl_request *r)
+{
+    gcl_ipu_t *ipu = r->peers->ipu;
+    /* A request started before the parked call retires after it, as the program ordered. */
+    gcl_status_t first = ipu->parked && ipu->parked != r ? gcl_ipu_settle(ipu, 0) : GCL_OK;
+    await(r, r->kept && first == GCL_OK);
+    if (!r->finished) {
+        ipu->parked = r; /* the caller's part is done: the rest retires at the IPU's next call */
+        return GCL_OK;
+    }
+    gcl_status_t rc = retire(r);
+    return first != GCL_OK ? first : rc;
 }
 
 void gcl_request_abandon_all(gcl_ipu_t *ipu)
 {
     while (ipu->active) {
         struct gcl_request *r = ipu->active;
-        if (!r->finished)
+        if (!r->finished && r != ipu->parked)
             GCL_WARN(GCL_SUB_COLL, "%s #%u was started but never completed: cancelled", r->x.what,
                      r->x.sig.seq);
         ipu->active = r->next;
         free_request(r);
     }
+    ipu->parked = NULL;
 }
 
 gcl_status_t gcl_request_test(struct gcl_request *req, int *done)
 {
+    *done = 0;
+    GCL_CHECK(gcl_ipu_settle(req->peers->ipu, 0));
     gcl_waiter_resume(&req->w);
     int did = gcl_ipu_progress(req->peers->ipu);
     if (!req->finished) {

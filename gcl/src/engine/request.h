@@ -33,8 +33,17 @@ void gcl_request_discard(struct gcl_request *r);
 void gcl_request_launch(struct gcl_request *r);
 /* Progresses every outstanding request of IPU once; 1 if anything moved. */
 int gcl_ipu_progress(gcl_ipu_t *ipu);
-/* Completes R (progressing the others too), frees it, returns its status. */
+/* Completes R (progressing the others too), frees it, returns its status. A blocking call
+ * whose caller's part is done (exec.h, returned) returns then, and stays parked on its IPU. */
 gcl_status_t gcl_request_complete(struct gcl_request *r);
+/* Completes and retires IPU's parked call, if any: its status (its failure was recorded as a
+ * failed call's is). KEEP_FAILURE: a failed one stays parked, for the next call to report. Every
+ * call, gcl_wait and gcl_test settles first, and so does whatever reads or charges the IPU's
+ * simulated clock: so calls retire, and charge the clock, in the program's order. */
+gcl_status_t gcl_ipu_settle(gcl_ipu_t *ipu, int keep_failure);
+/* gcl_ipu_settle before a call whose failures RECORD records: a failure of the parked call is
+ * this call's too, its sentence copied into RECORD. */
+gcl_status_t gcl_ipu_settle_for(gcl_ipu_t *ipu, gcl_err_t *record);
 /* The progress and checks of gcl_test: *DONE is 1 once R has completed (and is freed). */
 gcl_status_t gcl_request_test(struct gcl_request *r, int *done);
 /* Cancels and frees every request IPU left unfinished (end of gcl_run). */

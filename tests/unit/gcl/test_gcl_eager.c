@@ -3,7 +3,9 @@
  * broadcast and barrier over a group on one host run eager, and give the same bits and the
  * same simulated time as the same calls by messages (non-blocking ones never run eager); calls
  * on two communicators interleaved, far more than a replica's cells, reuse the cells safely;
- * GCL_EAGER_MAX_BYTES=0 turns the engine off.
+ * GCL_EAGER_MAX_BYTES=0 turns the engine off. A broadcast returns on each rank once its data is
+ * in place, before the later ranks have entered it; what it still waits for (their entries,
+ * their signatures) completes at the rank's next call, which reports a failure there.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gcl/gcl.h"
 #include "gcl/sim.h"
@@ -168,12 +171,89 @@ static void test_eager_clocks(void **state)
     }
 }
 
+/* Early return: replica k enters the broadcast only once replica k - 1 has returned from it (a
+ * broadcast that waited for the whole group would never return: the wait is bounded, 10 s). */
+typedef struct {
+    int mode; /* 0: all well; 1: replica 1 mismatches, replica 0 calls a barrier next; 2: the
+               * same, and replica 0's program ends right after its broadcast */
+    atomic_int returned[N];
+    gcl_status_t rc[N];
+    double root_clock, entry[N];
+    int stuck;
+} early_t;
+
+static int wait_for(atomic_int *flag)
+{
+    for (int i = 0; i < 10000 && !atomic_load(flag); i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    return atomic_load(flag);
+}
+
+static gcl_status_t early_program(gcl_ctx_t ctx, void *arg)
+{
+    early_t *e = arg;
+    int me = gcl_ctx_replica(ctx);
+    gcl_comm_t comm;
+    GCL_CHECK(gcl_comm_create(ctx, gcl_group_all(), &comm));
+    float in[8], out[8] = {0};
+    for (int i = 0; i < 8; i++)
+        in[i] = value(me, 0, (size_t)i);
+    if (me > 0 && !wait_for(&e->returned[me - 1]))
+        e->stuck = 1;
+    gcl_status_t rc = GCL_OK;
+    if (me > 0) /* late in simulated time too */
+        rc = gcl_charge_compute(ctx, "late", 1e9 * me, 0, GCL_F32);
+    e->entry[me] = gcl_sim_time(ctx);
+    if (rc == GCL_OK)
+        rc = gcl_broadcast(comm, in, out, e->mode && me == 1 ? 7 : 8, GCL_F32, 0);
+    atomic_store(&e->returned[me], 1);
+    for (int i = 0; rc == GCL_OK && i < 8; i++)
+        if (out[i] != value(0, 0, (size_t)i))
+            rc = GCL_ERR_INTERNAL;
+    if (rc == GCL_OK && !(e->mode == 2 && me == 0))
+        rc = gcl_barrier(comm);
+    if (me == 0)
+        e->root_clock = gcl_sim_time(ctx);
+    e->rc[me] = rc;
+    gcl_comm_destroy(comm);
+    return rc;
+}
+
+static void test_eager_broadcast_returns_early(void **state)
+{
+    (void)state;
+    for (int mode = 0; mode < 3; mode++) {
+        early_t *e = calloc(1, sizeof *e);
+        e->mode = mode;
+        gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
+        cfg.num_replicas = N;
+        gcl_instance_t inst;
+        assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
+        gcl_status_t rc = gcl_run(inst, early_program, e);
+        gcl_finalize(inst);
+        assert_int_equal(e->stuck, 0);
+        if (mode == 0) {
+            assert_int_equal(rc, GCL_OK);
+            /* Replica 0's clock waited, as on the pod, for the last replica to enter. */
+            assert_true(e->entry[N - 1] > e->entry[N - 2] && e->entry[N - 2] > 0);
+            assert_true(e->root_clock > e->entry[N - 1]);
+        } else {
+            assert_int_not_equal(rc, GCL_OK);
+            assert_int_equal(e->rc[1], GCL_ERR_MISMATCH);
+            if (mode == 1) /* its broadcast returned; its next call reports the mismatch */
+                assert_int_equal(e->rc[0], GCL_ERR_MISMATCH);
+        }
+        free(e);
+    }
+}
+
 int main(void)
 {
     setenv("GCL_LOG_LEVEL", "none", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eager_matches_messages),
         cmocka_unit_test(test_eager_clocks),
+        cmocka_unit_test(test_eager_broadcast_returns_early),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
