@@ -7,6 +7,7 @@
 # libfabric is exercised and no suppression is needed.
 #
 #   test_gcl_basics, test_gcl_allreduce, test_gcl_sim    the unit tests of libgcl
+#   test_gcl_eager                                       the eager cells: early broadcasts, reuse
 #   test_gcl_log                                         8 threads' first log lines at once
 #   test_gcl_preempt                                     SIGTERM and gcl_preempt_agree
 #   allreduce-check --replicas 6                         every group, type and operator
@@ -42,7 +43,7 @@ CC=$cc cmake -S "$src" -B "$out" -DGCL_WERROR=1 -DGCL_SANITIZE=thread -DCMAKE_BU
   { cat "$probe/configure.log"; exit 1; }
 echo "== tsan: building"
 cmake --build "$out" -j "$(nproc)" --target test_gcl_basics test_gcl_allreduce test_gcl_sim \
-  test_gcl_log test_gcl_preempt allreduce-check faults-mismatch faults-stall >"$probe/build.log" 2>&1 ||
+  test_gcl_eager test_gcl_log test_gcl_preempt allreduce-check faults-mismatch faults-stall >"$probe/build.log" 2>&1 ||
   { tail -50 "$probe/build.log"; exit 1; }
 
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
@@ -70,6 +71,7 @@ run() { # run NAME COMMAND...
 run test_gcl_basics "$out/tests/test_gcl_basics"
 run test_gcl_allreduce "$out/tests/test_gcl_allreduce"
 run test_gcl_sim "$out/tests/test_gcl_sim"
+run test_gcl_eager "$out/tests/test_gcl_eager"
 run test_gcl_log "$out/tests/test_gcl_log"
 run test_gcl_preempt "$out/tests/test_gcl_preempt"
 run allreduce-check "$out/bin/allreduce-check" --replicas 6 --sizes 0,4,68,1K,100K

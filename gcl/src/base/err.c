@@ -10,7 +10,7 @@ static char no_memory[] = "(out of host memory while describing the failure)";
 
 static void release(gcl_err_t *e)
 {
-    if (e->text != no_memory)
+    if (e->text && e->text != no_memory) /* clearing a clear record is every call's end */
         free(e->text);
     e->text = NULL;
 }

@@ -61,13 +61,22 @@ gcl_status_t gcl_exec_start(gcl_exec_t *x, const struct gcl_engine *engine, gcl_
     return GCL_OK;
 }
 
+/* free(), without the call when there is nothing to free: a blocking call's end passes here
+ * with every pointer NULL, and nine calls of free(NULL) cost it 20-35 ns, a tenth of a small
+ * call (docs/benchmarks.md). */
+static inline void drop(void *p)
+{
+    if (p)
+        free(p);
+}
+
 /* Frees what a call's simulated time holds (its entries are its group's when LENT). */
 static void simplan_free(gcl_simplan_t *p, int lent)
 {
-    free(p->mult_own);
+    drop(p->mult_own);
     if (!lent) {
-        free(p->entry);
-        free(p->seen);
+        drop(p->entry);
+        drop(p->seen);
     }
     p->mult_own = NULL;
     p->entry = NULL;
@@ -85,16 +94,18 @@ void gcl_exec_finish(gcl_exec_t *x)
         x->lent->xfers = x->xfers;
         x->lent->xcap = x->xcap;
     } else {
-        free(x->xfers);
-        free(x->sent);
+        drop(x->xfers);
+        drop(x->sent);
     }
-    free(x->tmp_alloc);
+    drop(x->tmp_alloc);
     simplan_free(&x->sim, x->lent != NULL);
     x->lent = NULL;
-    free(x->direct.acc);
-    free(x->direct.leaves);
-    free(x->direct.in_at);
-    memset(&x->direct, 0, sizeof x->direct);
+    if (x->direct.acc || x->direct.leaves || x->direct.in_at) {
+        free(x->direct.acc);
+        free(x->direct.leaves);
+        free(x->direct.in_at);
+        memset(&x->direct, 0, sizeof x->direct);
+    }
     x->xfers = NULL;
     x->nxfers = x->xcap = 0;
     x->sent = x->recvd = NULL;

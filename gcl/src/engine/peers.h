@@ -105,6 +105,7 @@ typedef struct {
     sim_time_t sync;                /* one synchronisation of the group, once known */
     int sync_known;
     gcl_group_scratch_t scratch; /* lent to its blocking calls */
+    uint64_t eager_seen;         /* key0 of its latest eager call whose every cell was found */
     gcl_err_t *record; /* where its calls' outcomes go: its communicator's error record, or the
                         * IPU context's for point-to-point */
 } gcl_peers_t;

@@ -43,7 +43,8 @@ static void free_request(struct gcl_request *r)
     if (r->own.steps || r->own.ops) /* a blocking call's request never builds its own */
         coll_schedule_free(&r->own);
     gcl_err_clear(&r->err);
-    free(r->scratch);
+    if (r->scratch) /* not free(NULL): see exec.c, drop */
+        free(r->scratch);
     r->scratch = NULL;
     if (!r->kept)
         free(r);

@@ -97,8 +97,10 @@ typedef struct {
  * the clock, the signature and the data, then KEY set to the call's key0 (release); every other
  * rank of the call finds it by KEY, reads it, checks that KEY still holds (a seqlock), and acks
  * it by writing key0 into its own word of ACK (rank order). The owner takes a cell again only
- * once every reader of its last call has acked (or that call was of an earlier gcl_run). The
- * first 16 bytes of data share the cache line of the key: an 8-byte all_reduce moves one line.
+ * once every reader of its last call has acked, or has since entered a later call of the same
+ * group (the owner saw its cell: then the acks are not read, and stay in the readers' caches),
+ * or that call was of an earlier gcl_run. The first 16 bytes of data share the cache line of
+ * the key: an 8-byte all_reduce moves one line.
  */
 #define GCL_EAGER_CELLS     4
 #define GCL_EAGER_MAX_RANKS 64
