@@ -50,6 +50,47 @@ static int went_past(gcl_exec_t *x, const gcl_call_view_t *v, int ipu, int timed
     return gcl_diag_went_past(v, ipu, timed_out, why, len);
 }
 
+/* What IPU's own record says of it: on this host its host box, on another its beats. */
+static int life_of(const gcl_exec_t *x, int ipu, gcl_peer_life_t *l)
+{
+    const gcl_ipu_t *me = x->peers->ipu;
+    int hl = me->job->ipu_hostlocal[ipu];
+    if (hl < 0)
+        return gcl_ctrl_life(me->ctrl, ipu, l) && l->valid;
+    gcl_diag_life(&me->host->hb, hl, l);
+    return 1;
+}
+
+/* Whether the peer IPU, gone, returned from its program after entering this very call (it
+ * failed in it, and its program went on to return GCL_OK): then it left as a consequence. */
+static int returned_in_call(const gcl_exec_t *x, int ipu)
+{
+    gcl_peer_life_t l;
+    return life_of(x, ipu, &l) && l.run_gen == x->peers->ipu->gen && l.last_call == x->key0 &&
+           (l.state == GCL_IPU_FINISHED || l.state == GCL_IPU_EXITED);
+}
+
+/* A member of the group gone without having returned in this call: the cause, rather than the
+ * peer that left it after entering it (faults_mismatch_ofi, barrier skip, under load: replica
+ * 1 named replica 0, which had failed in the barrier for want of replica 3 and returned, as
+ * "returned from its program without making this call"). 1 with IPU and WHY. */
+static int cause_of_return(const gcl_exec_t *x, const gcl_call_view_t *v, int *ipu, char *why,
+                           size_t len)
+{
+    const gcl_ipu_t *me = x->peers->ipu;
+    for (int r = 0; r < v->n; r++) {
+        int q = v->ipus[r];
+        if (r == v->rank || returned_in_call(x, q))
+            continue;
+        if (gcl_diag_peer_gone(me->job, &me->host->hb, me->gen, q, why, len) ||
+            gcl_ctrl_peer_gone(me->ctrl, me->gen, q, why, len)) {
+            *ipu = q;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* At the timeout, the proofs that need one: a peer's later call in our slots, a peer we wait on
  * that went past this call. 1 with the sentence in WHY. */
 static int late_mismatch(gcl_exec_t *x, const gcl_call_view_t *v, char *why, size_t len)
@@ -131,6 +172,11 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
     if (x->engine->gone(x, &ipu, why, sizeof why)) {
         if (went_past(x, &v, ipu, 0, mism, sizeof mism))
             return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", mism);
+        if (returned_in_call(x, ipu) && !cause_of_return(x, &v, &ipu, why, sizeof why)) {
+            char who[160];
+            gcl_job_describe_ipu(me->job, ipu, who, sizeof who);
+            snprintf(why, sizeof why, "%s returned from its program during this call", who);
+        }
         return peer_failed(x, why);
     }
     /* A member of the group failed, though this rank waits on another now: the call can never

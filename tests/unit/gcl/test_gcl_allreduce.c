@@ -153,6 +153,7 @@ enum {
     LEAVING_REPLICA,
     FAILING_REPLICA,
     BAD_ARGUMENTS,
+    LEAVING_AND_LEFT_IN_CALL,
     POLL_LEAVING,
     POLL_LATE,
     POLL_SLOWLY
@@ -221,6 +222,13 @@ static gcl_status_t fault_program(gcl_ctx_t ctx, void *arg)
             return GCL_ERR_NOT_SUPPORTED;
         return gcl_ctx_set_error(ctx, GCL_ERR_INTERNAL, "replica %d cannot go on", me);
     }
+    if (f->mode == LEAVING_AND_LEFT_IN_CALL) { /* see test_the_cause_is_named */
+        if (me == 3)
+            return GCL_OK;
+        GCL_CHECK(gcl_comm_set_algorithm(comm, "all_reduce", "clockwise_ring"));
+        record(f, me, comm, gcl_all_reduce(comm, x, x, 16, GCL_F32, GCL_SUM));
+        return GCL_OK; /* its failure noted, it goes on: no abort of the others */
+    }
     if (f->mode == BAD_ARGUMENTS) {
         rc = gcl_all_reduce(comm, x, x, 16, GCL_F32, GCL_LOGICAL_AND);
         f->status[me] = rc;
@@ -288,6 +296,23 @@ static void test_leaving_replica_is_named(void **state)
     fault_t f = {.mode = LEAVING_REPLICA};
     assert_int_not_equal(run_fault(&f, 3), GCL_OK);
     assert_leaver_named(&f);
+}
+
+/* Replica 3 of 4 returns without the call; the others run a ring all_reduce. Replica 0 fails
+ * at once (it waits on replica 3 from the first step) and returns GCL_OK; replica 1, waiting on
+ * replica 0 at the second step, finds replica 0 returned, but in this very call: the cause is
+ * replica 3, which every replica names (replica 1 named replica 0 as "returned from its program
+ * without making this call" before: faults_mismatch_ofi, barrier skip, under load). */
+static void test_the_cause_is_named(void **state)
+{
+    (void)state;
+    fault_t f = {.mode = LEAVING_AND_LEFT_IN_CALL};
+    run_fault(&f, 4);
+    for (int r = 0; r < 3; r++) {
+        if (f.status[r] != GCL_ERR_PEER_FAILED || !strstr(f.text[r], "replica 3 (instance 0") ||
+            !strstr(f.text[r], "returned from its program without making this call"))
+            fail_msg("replica %d: %s: %s", r, gcl_status_name(f.status[r]), f.text[r]);
+    }
 }
 
 /* gcl_test makes gcl_wait's checks: a poll loop ends with the peer's failure or the timeout. */
@@ -377,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_timeout_names_the_late_replica),
         cmocka_unit_test(test_leaving_replica_is_named),
+        cmocka_unit_test(test_the_cause_is_named),
         cmocka_unit_test(test_polling_sees_a_leaving_replica),
         cmocka_unit_test(test_polling_times_out),
         cmocka_unit_test(test_slow_polling_is_not_a_stall),
