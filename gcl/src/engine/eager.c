@@ -22,6 +22,15 @@
  * every entry clock: the call's simulated time is the pod algorithm's, replayed from them
  * (simtime.c), the same to the picosecond as if that algorithm's messages had run.
  *
+ * A barrier on a crowded host (more IPU threads than cores, gcl_host_t): rank 0 publishes only
+ * once it has found every other rank's cell, and says so in its cell's first data byte; the
+ * others return as soon as they find rank 0's cell (the rest is settled as a broadcast's is).
+ * So rank 0 leaves the barrier first, as from OpenMPI's linear barrier. Where waiting threads
+ * give their cores away, the order the ranks leave in decides whether the next call waits for a
+ * context switch: a broadcast from rank 0 right after a barrier otherwise found its readers
+ * running and its root not, 10-15 us a switch here. Where every thread has a core, every rank
+ * publishes at once and leaves on the last cell (one round, not two).
+ *
  * Cost: each rank writes one cell and reads n - 1, each (16 + bytes) / 64 cache lines moved
  * between cores once, plus n - 1 ack words; all ranks work at once, in one round. Against the
  * message path (a slot, a staging chunk, a free-chunk mask and a doorbell written per message,
@@ -42,8 +51,15 @@
 #include "coll/reduce.h"
 #include "engine/simtime.h"
 
-/* ROOT: a broadcast's reader looks for the root's cell before it publishes its own. */
-enum { CLAIM, GATHER, DONE, ROOT };
+/* ROOT: a broadcast's reader looks for the root's cell before it publishes its own; FANIN: a
+ * barrier's first rank looks for every other rank's cell before it publishes its own. */
+enum { CLAIM, GATHER, DONE, ROOT, FANIN };
+
+/* The rank whose cell lets the others return: a broadcast's root, a barrier's first rank. */
+static int lead(const gcl_exec_t *x)
+{
+    return x->sig.coll == COLL_BROADCAST ? x->sig.root : 0;
+}
 
 int gcl_eager_eligible(const gcl_peers_t *c, coll_collective_t coll, size_t bytes)
 {
@@ -95,6 +111,8 @@ gcl_status_t gcl_eager_setup(gcl_exec_t *x)
     memset(e->at, -1, sizeof e->at);
     if (x->sig.coll == COLL_BROADCAST && x->sig.root != x->peers->rank)
         e->phase = ROOT;
+    if (x->sig.coll == COLL_BARRIER && x->peers->rank == 0 && x->peers->ipu->host->crowded)
+        e->phase = FANIN;
     int n = x->peers->size;
     size_t need = (size_t)coll_canon_depth(n) * x->sig.count * x->info.elem_size;
     gcl_group_scratch_t *g = x->lent;
@@ -174,6 +192,8 @@ static void publish(gcl_exec_t *x)
     size_t bytes = payload(x);
     if (bytes)
         memcpy(gcl_eager_data(h), x->bufs[COLL_BUF_IN], bytes);
+    if (x->sig.coll == COLL_BARRIER && c->rank == 0) /* whether the others may return on it */
+        *gcl_eager_data(h) = (char)x->eager.fanned_in;
     o->run_gen = c->ipu->gen;
     o->n = c->size;
     o->rank = c->rank;
@@ -244,18 +264,20 @@ static void deliver(gcl_exec_t *x)
     }
 }
 
-/* A broadcast whose root's cell is found (or whose root we are): the output is written, and the
- * caller may go on (exec.h, returned) while the other ranks' cells are still awaited: they carry
- * nothing the output needs, only their entry clocks, signatures and acks. */
+/* A broadcast whose root's cell is found (or whose root we are), or a barrier whose first rank's
+ * cell is found: the output is written, and the caller may go on (exec.h, returned) while the
+ * other ranks' cells are still awaited or unread: they carry nothing the output needs, only
+ * their entry clocks, signatures and acks. */
 static gcl_status_t hand_over(gcl_exec_t *x)
 {
-    int root = x->sig.root;
+    int root = lead(x);
     deliver(x);
     atomic_thread_fence(memory_order_acquire);
     if (root != x->peers->rank && atomic_load_explicit(&cell(x, root, x->eager.at[root])->key,
                                                        memory_order_relaxed) != x->key0)
         return gcl_err_set(x->err, GCL_ERR_INTERNAL,
-                           "%s: the root's eager cell was reused while it was read", x->what);
+                           "%s: the %s eager cell was reused while it was read", x->what,
+                           x->sig.coll == COLL_BROADCAST ? "root's" : "first rank's");
     x->returned = 1;
     return GCL_OK;
 }
@@ -288,6 +310,22 @@ static void ack(gcl_exec_t *x)
      * readers finds its cells free. */
 }
 
+/* A barrier's first rank on a crowded host: every other rank's cell before its own. 1 once all
+ * are found (the phase moves on to CLAIM), 0 while not, or a status. */
+static int fan_in(gcl_exec_t *x)
+{
+    int rc = gather(x);
+    if (rc < 0 && claim(x))
+        publish(x); /* the others then name the mismatch too, as they would have */
+    if (rc < 0 || x->eager.found < x->peers->size - 1)
+        return rc;
+    /* Every rank has published this call, so read its calls before: our cells are free. */
+    x->peers->eager_seen = x->key0;
+    x->eager.fanned_in = 1;
+    x->eager.phase = CLAIM;
+    return 1;
+}
+
 static int eager_progress(gcl_exec_t *x)
 {
     gcl_eager_t *e = &x->eager;
@@ -300,6 +338,8 @@ static int eager_progress(gcl_exec_t *x)
         gcl_status_t st = hand_over(x);
         return st == GCL_OK ? 1 : st;
     }
+    if (e->phase == FANIN && (did = fan_in(x)) <= 0)
+        return did;
     if (e->phase == CLAIM) {
         if (!claim(x))
             return 0;
@@ -321,6 +361,13 @@ static int eager_progress(gcl_exec_t *x)
     int rc = gather(x);
     if (rc < 0)
         return rc;
+    /* A barrier's other ranks return once the first rank's cell is found, if it says it published
+     * only after it had found every rank's: every rank has entered. */
+    if (x->sig.coll == COLL_BARRIER && !x->returned && e->at[0] >= 0 && e->found < x->peers->size &&
+        *gcl_eager_data(cell(x, 0, e->at[0])) == 1) {
+        gcl_status_t st = hand_over(x);
+        return st == GCL_OK ? 1 : st;
+    }
     if (e->found < x->peers->size)
         return did | rc;
     if (!x->returned)
@@ -343,9 +390,22 @@ static void eager_finish(gcl_exec_t *x)
     x->eager.acked = 1;
 }
 
+/* Whether rank 0's cell is missing only because rank 0 waits, as a crowded host's barrier's
+ * first rank, for another rank that has not entered either: that one is named, not rank 0. */
+static int behind_rank0(const gcl_exec_t *x)
+{
+    if (x->sig.coll != COLL_BARRIER || x->peers->rank == 0 || !x->peers->ipu->host->crowded)
+        return 0;
+    for (int q = 1; q < x->peers->size; q++)
+        if (x->eager.at[q] < 0)
+            return 1;
+    return 0;
+}
+
 /* CLAIM: the global IPUs that have not acked our busiest cell yet; GATHER: the ranks whose cell
- * is not found. At most MAX of them into IPUS. */
-static int eager_waiting(const gcl_exec_t *x, int *ipus, int max)
+ * is not found (ALL: rank 0 too when it only waits for another, behind_rank0). At most MAX of
+ * them into IPUS. */
+static int waited(const gcl_exec_t *x, int *ipus, int max, int all)
 {
     int n = 0;
     if (x->eager.phase == CLAIM) {
@@ -361,10 +421,17 @@ static int eager_waiting(const gcl_exec_t *x, int *ipus, int max)
     for (int q = 0; x->eager.phase == ROOT && q < x->peers->size && n < max; q++)
         if (q == x->sig.root)
             ipus[n++] = x->peers->ipus[q];
-    for (int q = 0; x->eager.phase == GATHER && q < x->peers->size && n < max; q++)
-        if (x->eager.at[q] < 0)
+    int gathering = x->eager.phase == GATHER || x->eager.phase == FANIN;
+    for (int q = 0; gathering && q < x->peers->size && n < max; q++)
+        if (x->eager.at[q] < 0 && (all || q != 0 || !behind_rank0(x)))
             ipus[n++] = x->peers->ipus[q];
     return n;
+}
+
+/* The ranks to name as awaited (liveness.c, the pending text). */
+static int eager_waiting(const gcl_exec_t *x, int *ipus, int max)
+{
+    return waited(x, ipus, max, 0);
 }
 
 /* Whether the global IPU IPU, a rank of the call, has published it (the next pass takes it). */
@@ -382,7 +449,7 @@ static int eager_gone(gcl_exec_t *x, int *ipu, char *why, size_t len)
 {
     const gcl_ipu_t *me = x->peers->ipu;
     int ipus[GCL_EAGER_MAX_RANKS];
-    int n = eager_waiting(x, ipus, GCL_EAGER_MAX_RANKS);
+    int n = waited(x, ipus, GCL_EAGER_MAX_RANKS, 1); /* rank 0 gone too, however it waits */
     for (int i = 0; i < n; i++)
         if (gcl_diag_peer_gone(me->job, &me->host->hb, me->gen, ipus[i], why, len) &&
             (x->eager.phase == CLAIM || !published(x, ipus[i]))) {

@@ -66,6 +66,7 @@ typedef struct {
     int cell;                       /* ours, once claimed */
     int found;                      /* ranks whose cell is found (ours included) */
     int acked;                      /* we acked what we read */
+    int fanned_in;                  /* a barrier's first rank found every cell before its own */
     int8_t at[GCL_EAGER_MAX_RANKS]; /* each rank's cell, -1 until found */
 } gcl_eager_t;
 

@@ -4,6 +4,7 @@
  * the transports and the control plane.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
@@ -58,6 +59,16 @@ static gcl_status_t agree(struct gcl_instance *inst, gcl_status_t mine)
     }
     free(all);
     return mine != GCL_OK ? mine : rc;
+}
+
+/* The cores this process may run on (its affinity: taskset, a cgroup's cpuset), else online. */
+static int usable_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
 }
 
 static gcl_status_t setup_hostbox(struct gcl_instance *inst)
@@ -230,10 +241,9 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *config)
     GCL_CHECK(agree(inst, gcl_transports_init(&tw)));
     GCL_CHECK(agree(inst, gcl_ctrl_start(&inst->params, &inst->job, inst->boot, &inst->host.hb,
                                          inst->host.token, &inst->ctrl, &inst->err)));
-    if (inst->params.spin_count < 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        inst->params.spin_count = inst->host.hb.num_ipus <= cores ? 2000 : 0;
-    }
+    inst->host.crowded = inst->host.hb.num_ipus > usable_cores();
+    if (inst->params.spin_count < 0)
+        inst->params.spin_count = inst->host.crowded ? 0 : 2000;
     GCL_INFO(GCL_SUB_INIT,
              "instance %d of %d: replicas %d..%d of %d, %d IPU(s) each, host %d of %d, "
              "bootstrap %s",

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 #include "gcl/gcl.h"
 #include "gcl/sim.h"
 
-enum { N = 6, MAXC = 4096, CALLS = 7 };
+enum { N = 6, MAXC = 4096, CALLS = 7, BARRIERS = 300 };
 
 typedef struct {
     int blocking;
@@ -295,6 +296,107 @@ static void test_eager_cells_reused(void **state)
     assert_int_equal(atomic_load(&wrong), 0);
 }
 
+/* A crowded host (more IPU threads than cores: here the process is pinned to one core): a
+ * barrier's first rank publishes only once every other rank's cell is there, so that it leaves
+ * first, and the others return on its cell alone. Replicas enter late in turn, replica 0 too;
+ * none may leave before the last has entered. Broadcasts from replica 0 between the barriers
+ * settle the parked ones. The simulated time is the same as with the engine off. */
+typedef struct {
+    int pass, mode; /* mode 0: all well; 1: replica 1 calls an all_reduce where the others
+                     * call the barrier; 2: replica 0 does */
+    atomic_int arrived[BARRIERS], wrong, eager;
+    gcl_status_t rc[N];
+    double clock[2][N];
+} barrier_t;
+
+static gcl_status_t barrier_program(gcl_ctx_t ctx, void *arg)
+{
+    barrier_t *b = arg;
+    int me = gcl_ctx_replica(ctx);
+    gcl_comm_t comm;
+    GCL_CHECK(gcl_comm_create(ctx, gcl_group_all(), &comm));
+    gcl_status_t rc = GCL_OK;
+    for (int k = 0; k < BARRIERS && rc == GCL_OK; k++) {
+        if (k % N == me) /* the late one */
+            nanosleep(&(struct timespec){0, 100000 * (k % 3)}, NULL);
+        rc = gcl_charge_compute(ctx, "uneven", 1e6 * ((me + k) % 5), 0, GCL_F32);
+        atomic_fetch_add(&b->arrived[k], 1);
+        float x[2] = {(float)me, (float)k}, y[2];
+        if (rc == GCL_OK)
+            rc = b->mode == 1 + (me == 0) && me <= 1 && k == 3
+                     ? gcl_all_reduce(comm, x, y, 2, GCL_F32, GCL_SUM)
+                     : gcl_barrier(comm);
+        if (rc == GCL_OK && atomic_load(&b->arrived[k]) != N)
+            atomic_fetch_add(&b->wrong, 1); /* left before every replica had entered */
+        if (rc == GCL_OK && strcmp(gcl_comm_algorithm(comm, "barrier"), "eager") == 0)
+            atomic_fetch_add(&b->eager, 1);
+        if (rc == GCL_OK && k % 10 == 9 &&
+            (rc = gcl_broadcast(comm, x, y, 2, GCL_F32, 0)) == GCL_OK &&
+            (y[0] != 0 || y[1] != (float)k))
+            atomic_fetch_add(&b->wrong, 1);
+    }
+    b->clock[b->pass][me] = gcl_sim_time(ctx);
+    b->rc[me] = rc;
+    gcl_comm_destroy(comm);
+    return rc;
+}
+
+static void run_pinned(barrier_t *b, int eager)
+{
+    cpu_set_t all, one;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
+    cfg.num_replicas = N;
+    gcl_instance_t inst;
+    if (!eager)
+        setenv("GCL_EAGER_MAX_BYTES", "0", 1);
+    assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
+    unsetenv("GCL_EAGER_MAX_BYTES");
+    gcl_status_t rc = gcl_run(inst, barrier_program, b);
+    gcl_finalize(inst);
+    assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+    assert_int_equal(rc == GCL_OK, b->mode == 0);
+}
+
+static void test_eager_barrier_crowded(void **state)
+{
+    (void)state;
+    barrier_t *b = calloc(1, sizeof *b);
+    for (b->pass = 0; b->pass < 2; b->pass++) {
+        for (int k = 0; k < BARRIERS; k++)
+            atomic_store(&b->arrived[k], 0);
+        run_pinned(b, b->pass);
+    }
+    assert_int_equal(atomic_load(&b->wrong), 0);
+    assert_int_equal(atomic_load(&b->eager), N * BARRIERS);
+    for (int r = 0; r < N; r++)
+        if (b->clock[0][r] != b->clock[1][r] || b->clock[1][r] <= 0)
+            fail_msg("replica %d: eager %.12g s, messages %.12g s", r, b->clock[1][r],
+                     b->clock[0][r]);
+    /* A mismatch is named, and fails the run, not a hang (an IPU whose instance fails first is
+     * GCL_ERR_ABORTED). */
+    for (int mode = 1; mode <= 2; mode++) {
+        memset(b, 0, sizeof *b);
+        b->mode = mode;
+        b->pass = 1;
+        run_pinned(b, 1);
+        int named = 0;
+        for (int r = 0; r < N; r++) {
+            assert_true(b->rc[r] == GCL_ERR_MISMATCH || b->rc[r] == GCL_ERR_ABORTED);
+            named += b->rc[r] == GCL_ERR_MISMATCH;
+        }
+        assert_true(named > 0);
+    }
+    free(b);
+}
+
 int main(void)
 {
     setenv("GCL_LOG_LEVEL", "none", 1);
@@ -303,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_eager_clocks),
         cmocka_unit_test(test_eager_broadcast_returns_early),
         cmocka_unit_test(test_eager_cells_reused),
+        cmocka_unit_test(test_eager_barrier_crowded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
