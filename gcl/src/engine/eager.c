@@ -139,13 +139,16 @@ static int read_by_all(const gcl_peers_t *c, uint64_t key)
     return seen != 0 && (seen >> 32) == (key >> 32) && later != 0 && later < (1u << 31);
 }
 
-/* Whether every reader of cell H's call has read it (or it was of an earlier gcl_run). */
-static int cell_free(const gcl_exec_t *x, gcl_eager_head_t *h)
+/* Whether every reader of our cell I's call has read it (or it was of an earlier gcl_run). The
+ * call is the one we published there in this run (gcl_ipu_t.eager_key): no shared line is read
+ * unless its acks must be (the cell's head line was the third line a 2-rank call moved). */
+static int cell_free(const gcl_exec_t *x, int i)
 {
-    uint64_t key = atomic_load_explicit(&h->key, memory_order_relaxed);
-    const gcl_eager_owner_t *o = gcl_eager_owner(box(x), h);
-    if (key == 0 || read_by_all(x->peers, key) || o->run_gen != x->peers->ipu->gen)
+    uint64_t key = x->peers->ipu->eager_key[i];
+    if (key == 0 || read_by_all(x->peers, key))
         return 1;
+    gcl_eager_head_t *h = cell(x, x->peers->rank, i);
+    const gcl_eager_owner_t *o = gcl_eager_owner(box(x), h);
     const _Atomic uint64_t *ack = gcl_eager_acks(box(x), h);
     for (int q = 0; q < o->n; q++)
         if (q != o->rank && atomic_load_explicit(&ack[q], memory_order_acquire) != key)
@@ -159,7 +162,7 @@ static int claim(gcl_exec_t *x)
     gcl_ipu_t *me = x->peers->ipu;
     for (int k = 0; k < GCL_EAGER_CELLS; k++) {
         int i = (me->eager_next + k) % GCL_EAGER_CELLS;
-        if (cell_free(x, cell(x, x->peers->rank, i))) {
+        if (cell_free(x, i)) {
             me->eager_next = (i + 1) % GCL_EAGER_CELLS;
             x->eager.cell = i;
             return 1;
@@ -199,6 +202,7 @@ static void publish(gcl_exec_t *x)
     o->rank = c->rank;
     memcpy(o->readers, c->ipus, (size_t)c->size * sizeof *c->ipus);
     atomic_store_explicit(&h->key, x->key0, memory_order_release);
+    c->ipu->eager_key[x->eager.cell] = x->key0;
     x->eager.at[c->rank] = (int8_t)x->eager.cell;
     x->eager.found++;
     notify_peers(x);
@@ -363,8 +367,8 @@ static int eager_progress(gcl_exec_t *x)
         return rc;
     /* A barrier's other ranks return once the first rank's cell is found, if it says it published
      * only after it had found every rank's: every rank has entered. */
-    if (x->sig.coll == COLL_BARRIER && !x->returned && e->at[0] >= 0 && e->found < x->peers->size &&
-        *gcl_eager_data(cell(x, 0, e->at[0])) == 1) {
+    if (x->sig.coll == COLL_BARRIER && x->peers->rank != 0 && !x->returned && e->at[0] >= 0 &&
+        e->found < x->peers->size && *gcl_eager_data(cell(x, 0, e->at[0])) == 1) {
         gcl_status_t st = hand_over(x);
         return st == GCL_OK ? 1 : st;
     }

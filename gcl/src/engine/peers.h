@@ -39,9 +39,11 @@ typedef struct {
     atomic_int *first_failure;  /* the local index of the IPU that failed first, or -1 */
     uint32_t gen;               /* the gcl_run it runs (gcl_run calls so far) */
     int global_ipu;
-    int hostlocal;                 /* its index in the host box */
-    int phantom;                   /* buffers may carry sizes and no data */
-    int eager_next;                /* the eager cell it tries first (eager.c) */
+    int hostlocal;                       /* its index in the host box */
+    int phantom;                         /* buffers may carry sizes and no data */
+    int eager_next;                      /* the eager cell it tries first (eager.c) */
+    uint64_t eager_key[GCL_EAGER_CELLS]; /* the call it published in each of its cells in this
+                                          * gcl_run, 0 if none: its claim reads no shared line */
     struct gcl_request *active;    /* started, unfinished requests: progressed by every wait */
     struct gcl_request *parked;    /* a blocking call that returned before it finished */
     const gcl_err_t *last_failure; /* the record of its latest failure */
