@@ -109,12 +109,16 @@ def latency_tables(f, rows, cores, pass_name):
     head = ["ranks", "collective", "size", "ours"] + names + ["ours / OpenMPI"]
     f.write("| " + " | ".join(head) + " |\n" + "|---" * len(head) + "|\n")
     for n in sorted({int(r["ranks"]) for r in lat}):
-        for coll in ("all_reduce", "broadcast"):
-            for s in sorted({int(r["size_bytes"]) for r in select(lat, ranks=n,
-                                                                   collective=coll)}):
-                here = select(lat, ranks=n, collective=coll, size_bytes=s)
+        for coll in ("all_reduce", "broadcast", "barrier"):
+            sizes = sorted({int(r["size_bytes"]) for r in select(lat, ranks=n, collective=coll)})
+            if coll == "barrier":  # no data: gcl-bench names it 8 B, the peers 0 B
+                sizes = sizes[:1]
+            for s in sizes:
+                here = select(lat, ranks=n, collective=coll, **(
+                    {} if coll == "barrier" else {"size_bytes": s}))
                 ours = [r for r in here if r["impl"] == "gcl"]
-                cells = ["%d%s" % (n, "*" if n > cores else ""), coll, size_name(s),
+                cells = ["%d%s" % (n, "*" if n > cores else ""), coll,
+                         size_name(s) if coll != "barrier" else "-",
                          "%.2f / %.2f" % (fnum(ours[0], "time_us"), fnum(ours[0], "p99_us"))
                          if ours else "-"]
                 ompi = None

@@ -42,4 +42,15 @@ for args in "--peers nccl" "--peers mpi --ranks 1" "--peers mpi --netns 9x1"; do
   [ "$st" -eq 2 ] && [ "$(wc -l <"$out/bad.log")" -eq 1 ] ||
     { cat "$out/bad.log"; fail "'$args': exit $st, not one line and 2"; }
 done
-echo "PASS (bench-peers): ours, OpenMPI, MPICH and Gloo, each in its own job: $(($(wc -l <"$csv") - 1)) rows, none wrong; bad arguments refused"
+# The MPI peer times a barrier too (--latency only: one row of size 0); Gloo's does not.
+row=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 /usr/bin/mpirun.openmpi -np 2 \
+  "$build/bin/mpi-peer-openmpi" barrier --latency --samples 50 -w 10 2>&1 | awk '$1 == 0 && $2 > 0')
+[ -n "$row" ] || fail "mpi-peer-openmpi barrier --latency gave no row of size 0"
+for peer in "mpi-peer-openmpi barrier" "gloo-peer barrier --latency"; do
+  st=0
+  # shellcheck disable=SC2086 # the words of PEER are the command
+  "$build/bin/"$peer >"$out/bad.log" 2>&1 || st=$?
+  [ "$st" -eq 2 ] && [ "$(wc -l <"$out/bad.log")" -eq 1 ] ||
+    { cat "$out/bad.log"; fail "'$peer': exit $st, not one line and 2"; }
+done
+echo "PASS (bench-peers): ours, OpenMPI, MPICH and Gloo, each in its own job: $(($(wc -l <"$csv") - 1)) rows, none wrong; bad arguments refused; the MPI peer's barrier"

@@ -193,6 +193,10 @@ int main(int argc, char **argv)
     int prc = peer_parse(argc, argv, "gloo-peer", algos, &o);
     if (prc)
         return prc == 1 ? 0 : 2;
+    if (!std::strcmp(o.collective, "barrier")) {
+        std::fprintf(stderr, "gloo-peer: barrier: not measured for Gloo (all_reduce or broadcast)\n");
+        return 2;
+    }
     if (!std::strcmp(o.collective, "broadcast"))
         o.algo = "broadcast_one_to_all";
     const char *store_dir = std::getenv("GLOO_STORE"), *prefix = std::getenv("PREFIX");

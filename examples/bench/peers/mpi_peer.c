@@ -2,11 +2,13 @@
  * mpi-peer: the plain MPI program the comparison runs as its MPI peers, as their users would:
  * built with the MPI's own compiler wrapper (mpicc.openmpi, mpicc.mpich) and launched by its
  * own launcher in a job of its own (mpirun -np N, mpiexec.mpich -n N). It times MPI_Allreduce
- * (f32 sum, out of place) or MPI_Bcast (root 0) over MPI_COMM_WORLD by the rule gcl-bench
- * uses (../rule.h), checks one result per size, and prints a row per size (peer.h).
+ * (f32 sum, out of place), MPI_Bcast (root 0) or MPI_Barrier (--latency) over MPI_COMM_WORLD by
+ * the rule gcl-bench uses (../rule.h), checks one result per size, and prints a row per size
+ * (peer.h).
  *
  *   mpirun -np 4 build/bin/mpi-peer-openmpi all_reduce -b 4K -e 256M -f 4 --csv out.csv
  *   mpiexec.mpich -n 4 build/bin/mpi-peer-mpich all_reduce --latency
+ *   mpirun -np 4 --oversubscribe build/bin/mpi-peer-openmpi barrier --latency
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -31,6 +33,8 @@ typedef struct {
 
 static int call(const mpi_size_t *s)
 {
+    if (!strcmp(s->o->collective, "barrier"))
+        return MPI_Barrier(MPI_COMM_WORLD);
     if (!strcmp(s->o->collective, "broadcast"))
         return MPI_Bcast(s->rank == 0 ? s->send : s->recv, s->count, MPI_FLOAT, 0, MPI_COMM_WORLD);
     return MPI_Allreduce(s->send, s->recv, s->count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -129,7 +133,7 @@ static int run_sizes(const peer_opts_t *o, int rank, int n, int hosts)
         s.count = (int)(o->sizes[i] / 4);
         memset(s.send, 0, (size_t)s.count * 4);
         rc = o->latency ? latency(&s, &row) : rule_time(&o->rule, batch, &s, &row.r);
-        if (rc == 0 && o->check)
+        if (rc == 0 && o->check && strcmp(o->collective, "barrier"))
             row.wrong = check(&s);
         if (rc == 0 && rank == 0 && peer_row(o, PEER_IMPL, n, hosts, &row) != 0)
             rc = 1;
@@ -152,6 +156,8 @@ int main(int argc, char **argv)
         return prc == 1 ? 0 : 2;
     if (!strcmp(o.collective, "broadcast"))
         o.algo = "MPI_Bcast";
+    if (!strcmp(o.collective, "barrier"))
+        o.algo = "MPI_Barrier";
     MPI_Init(&argc, &argv);
     int rank, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -8,7 +8,7 @@
 #include "common/parse.h"
 
 static const char *const usage =
-    "usage: %s COLLECTIVE [options]   (COLLECTIVE: all_reduce or broadcast; f32, sum)\n"
+    "usage: %s COLLECTIVE [options]   (COLLECTIVE: all_reduce, broadcast or barrier; f32, sum)\n"
     "  -b, --minbytes SIZE  smallest size (default 4K); K, M, G suffixes\n"
     "  -e, --maxbytes SIZE  largest size (default 256M)\n"
     "  -f, --stepfactor N   size factor between rows (default 4)\n"
@@ -21,6 +21,7 @@ static const char *const usage =
     "  -a, --algo NAME      the algorithm (%s)\n"
     "      --no-check       do not check a result per size\n"
     "      --csv FILE       append the rows to FILE (the comparison's columns)\n"
+    "A barrier is timed with --latency only, as one row of size 0.\n"
     "The timing rule is gcl-bench's (examples/bench/rule.h).\n";
 
 static int bad(const char *prog, const char *opt, const char *val, const char *want)
@@ -112,8 +113,10 @@ int peer_parse(int argc, char **argv, const char *prog, const char *const *algos
         printf(usage, prog, names);
         return 1;
     }
-    if (argc < 2 || (strcmp(argv[1], "all_reduce") && strcmp(argv[1], "broadcast")))
-        return bad(prog, "collective", argc > 1 ? argv[1] : "", "expected all_reduce or broadcast");
+    if (argc < 2 || (strcmp(argv[1], "all_reduce") && strcmp(argv[1], "broadcast") &&
+                     strcmp(argv[1], "barrier")))
+        return bad(prog, "collective", argc > 1 ? argv[1] : "",
+                   "expected all_reduce, broadcast or barrier");
     o->collective = argv[1];
     size_t lo = 4096, hi = 256u << 20;
     long f = 4;
@@ -135,6 +138,13 @@ int peer_parse(int argc, char **argv, const char *prog, const char *const *algos
     }
     if (lo > hi)
         return bad(prog, "-b", "", "the smallest size is larger than the largest (-e)");
+    if (!strcmp(o->collective, "barrier")) {
+        if (!o->latency)
+            return bad(prog, "barrier", "", "is timed with --latency only");
+        o->sizes[0] = 0;
+        o->nsizes = 1;
+        return 0;
+    }
     if (!listed && o->latency && lo == 4096 && hi == (256u << 20))
         return parse_sizes("8,64,1K,4K", o) ? 2 : 0;
     if (!listed)
@@ -144,6 +154,8 @@ int peer_parse(int argc, char **argv, const char *prog, const char *const *algos
 
 double peer_bus_factor(const char *collective, int n)
 {
+    if (!strcmp(collective, "barrier"))
+        return 0.0;
     if (!strcmp(collective, "broadcast") || n <= 1)
         return strcmp(collective, "broadcast") ? 0.0 : 1.0;
     return 2.0 * (n - 1) / n;

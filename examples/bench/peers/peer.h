@@ -18,7 +18,7 @@ extern "C" {
 enum { PEER_MAX_SIZES = 64 };
 
 typedef struct {
-    const char *collective; /* all_reduce or broadcast */
+    const char *collective; /* all_reduce, broadcast or barrier (--latency only) */
     const char *algo;       /* the peer's algorithm (gloo: ring_chunked or bcube) */
     size_t sizes[PEER_MAX_SIZES];
     int nsizes;

@@ -5,7 +5,9 @@
  * on two communicators interleaved, far more than a replica's cells, reuse the cells safely;
  * GCL_EAGER_MAX_BYTES=0 turns the engine off. A broadcast returns on each rank once its data is
  * in place, before the later ranks have entered it; what it still waits for (their entries,
- * their signatures) completes at the rank's next call, which reports a failure there.
+ * their signatures) completes at the rank's next call, which reports a failure there. On a
+ * crowded host (the process pinned to one core) a barrier is led by replica 0, and still lets
+ * no replica leave before the last has entered.
  */
 #include <setjmp.h>
 #include <stdarg.h>
