@@ -13,6 +13,9 @@
 #             poprun exits non-zero naming a failed instance; every process is gone well before
 #             the late replica would have woken.
 #   mpi       as warn, over GCL_TRANSPORT=mpi, with a barrier.
+#   barrier   as warn, with an eager barrier on one core (taskset: a crowded host, where
+#             replica 0 publishes only once every other replica's cell is there): every warning
+#             names replica 3 as awaited, none replica 0, which only waits for it.
 #   single    as warn, one instance of 4 replicas without poprun: "instance 0".
 #   poll_never, poll_returned, poll_killed: the others poll gcl_test (GCL_TIMEOUT_S=5) while
 #             replica 3 never calls (30 s late), returns from its program without the call, or
@@ -38,6 +41,9 @@ case $case in
   timeout) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=2 \
           "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 30 >"$out" 2>&1 || status=$? ;;
   mpi) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=60 GCL_TRANSPORT=mpi \
+          "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 3 barrier >"$out" 2>&1 ||
+          status=$? ;;
+  barrier) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=60 taskset -c 0 \
           "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 3 barrier >"$out" 2>&1 ||
           status=$? ;;
   single) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=60 "$prog" 3 3 >"$out" 2>&1 || status=$? ;;
@@ -73,11 +79,16 @@ who="replica 3 \\(instance $late_inst on host [^,]*, pid [0-9]+\\)"
 warned() { grep -E "^(\[instance [0-9]\] )?[^ ]*:[0-9]+:[0-9]/$1 GCL WARN coll: .*stalled for [0-9.]+ s \(GCL_STALL_WARN_S\); not in this call yet: $who" "$out"; }
 
 case $case in
-  warn | mpi | single)
+  warn | mpi | single | barrier)
     [ "$status" -eq 0 ] || fail "exit status $status: the late replica should have been waited for"
     for r in 0 1 2; do
       [ "$(warned "$r" | wc -l)" -eq 1 ] || fail "replica $r did not warn exactly once naming $who"
     done
+    if [ "$case" = barrier ]; then
+      warned '[0-2]' | grep -Eq "waiting for .*replica 0 \(" && fail "a warning awaits replica 0"
+      [ "$(warned '[0-2]' | grep -Ec "waiting for $who to enter the call$")" -eq 3 ] ||
+        fail "not every warning awaits replica 3 alone"
+    fi
     warned 3 >/dev/null && fail "the late replica itself warned"
     [ "$(grep -c 'faults-stall: replica [0-3]: GCL_OK after' "$out")" -eq 4 ] ||
       fail "not every replica completed the call"

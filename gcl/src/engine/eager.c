@@ -427,7 +427,7 @@ static int waited(const gcl_exec_t *x, int *ipus, int max, int all)
             ipus[n++] = x->peers->ipus[q];
     int gathering = x->eager.phase == GATHER || x->eager.phase == FANIN;
     for (int q = 0; gathering && q < x->peers->size && n < max; q++)
-        if (x->eager.at[q] < 0 && (all || q != 0 || !behind_rank0(x)))
+        if (x->eager.at[q] < 0 && q != x->peers->rank && (all || q != 0 || !behind_rank0(x)))
             ipus[n++] = x->peers->ipus[q];
     return n;
 }
@@ -479,7 +479,9 @@ static void eager_pending(gcl_exec_t *x, char *buf, size_t len)
 
 static void eager_where(const gcl_exec_t *x, char *buf, size_t len)
 {
-    snprintf(buf, len, "eager, %d of %d ranks in", x->eager.found, x->peers->size);
+    /* A barrier's first rank that fans in has not published yet, but it is in. */
+    int in = x->eager.found + (x->eager.phase == FANIN);
+    snprintf(buf, len, "eager, %d of %d ranks in", in, x->peers->size);
 }
 
 static int eager_polls(const gcl_exec_t *x)
