@@ -85,7 +85,8 @@ case $case in
       [ "$(warned "$r" | wc -l)" -eq 1 ] || fail "replica $r did not warn exactly once naming $who"
     done
     if [ "$case" = barrier ]; then
-      warned '[0-2]' | grep -Eq "waiting for .*replica 0 \(" && fail "a warning awaits replica 0"
+      warned '[0-2]' | grep -E "waiting for .*replica 0 \(" >/dev/null &&
+        fail "a warning awaits replica 0"
       [ "$(warned '[0-2]' | grep -Ec "waiting for $who to enter the call$")" -eq 3 ] ||
         fail "not every warning awaits replica 3 alone"
     fi
