@@ -43,6 +43,7 @@
  */
 #include "engine/engines.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -247,7 +248,22 @@ static int gather(gcl_exec_t *x)
     return did;
 }
 
-/* Writes the result: the tree's fold of every cell, or the root's data. */
+/* Our own leaf of the fold: the input we published, read where we have it rather than from our
+ * cell. Once a peer has read the cell, the line is the peer's: this machine's caches hand a
+ * written line to the core that reads it (migratory sharing), so reading our own cell back
+ * cost every 8-byte all_reduce a miss, 150 ns of 0.65 us on 2 ranks. The cell's bytes are the
+ * input's, copied, so the fold is bitwise the same. Not where the output overlaps the input
+ * (in place) on more than 2 ranks: the fold writes the output before it reads every leaf. */
+static const void *own_leaf(const gcl_exec_t *x)
+{
+    uintptr_t in = (uintptr_t)x->bufs[COLL_BUF_IN], out = (uintptr_t)x->bufs[COLL_BUF_OUT];
+    size_t bytes = x->sig.count * x->info.elem_size;
+    if (x->peers->size == 2 || in + bytes <= out || out + bytes <= in)
+        return x->bufs[COLL_BUF_IN];
+    return gcl_eager_data(cell(x, x->peers->rank, x->eager.at[x->peers->rank]));
+}
+
+/* Writes the result: the tree's fold of every cell (ours: own_leaf), or the root's data. */
 static void deliver(gcl_exec_t *x)
 {
     gcl_peers_t *c = x->peers;
@@ -256,7 +272,7 @@ static void deliver(gcl_exec_t *x)
     if (x->sig.coll == COLL_ALLREDUCE) {
         const void *leaves[GCL_EAGER_MAX_RANKS];
         for (int q = 0; q < c->size; q++)
-            leaves[q] = gcl_eager_data(cell(x, q, x->eager.at[q]));
+            leaves[q] = q == c->rank ? own_leaf(x) : gcl_eager_data(cell(x, q, x->eager.at[q]));
         coll_canon_fold(x->info.dtype, x->info.op, out, leaves, c->size, count, x->lent->fold);
         if (x->info.op == COLL_MEAN)
             coll_divide(x->info.dtype, out, count, (unsigned)c->size);

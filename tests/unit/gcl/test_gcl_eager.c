@@ -7,7 +7,8 @@
  * in place, before the later ranks have entered it; what it still waits for (their entries,
  * their signatures) completes at the rank's next call, which reports a failure there. On a
  * crowded host (the process pinned to one core) a barrier is led by replica 0, and still lets
- * no replica leave before the last has entered.
+ * no replica leave before the last has entered. In place, an all_reduce gives the bits it gives
+ * out of place, on 2 replicas and on 6.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -298,6 +299,59 @@ static void test_eager_cells_reused(void **state)
     assert_int_equal(atomic_load(&wrong), 0);
 }
 
+/* In place: an eager all_reduce folds its own leaf from the caller's input, not its cell, where
+ * the output does not overlap it or the group has 2 ranks (eager.c, own_leaf). On 2 and 6
+ * replicas, every call of the pass in place must give the bits of the same call out of place. */
+typedef struct {
+    int n;
+    atomic_int wrong, eager;
+} inplace_t;
+
+static gcl_status_t inplace_program(gcl_ctx_t ctx, void *arg)
+{
+    inplace_t *t = arg;
+    int me = gcl_ctx_replica(ctx);
+    gcl_comm_t comm;
+    GCL_CHECK(gcl_comm_create(ctx, gcl_group_all(), &comm));
+    float *in = malloc(MAXC * sizeof *in), *out = malloc(MAXC * sizeof *out),
+          *buf = malloc(MAXC * sizeof *buf);
+    gcl_status_t rc = in && out && buf ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
+    for (int k = 0; k < CALLS && rc == GCL_OK; k++) {
+        if (calls[k].bcast)
+            continue;
+        for (size_t i = 0; i < calls[k].count; i++)
+            buf[i] = in[i] = value(me, k, i);
+        rc = gcl_all_reduce(comm, in, out, calls[k].count, GCL_F32, calls[k].op);
+        if (rc == GCL_OK)
+            rc = gcl_all_reduce(comm, buf, buf, calls[k].count, GCL_F32, calls[k].op);
+        if (rc == GCL_OK && strcmp(gcl_comm_algorithm(comm, "all_reduce"), "eager") == 0)
+            atomic_fetch_add(&t->eager, 1);
+        if (rc == GCL_OK && memcmp(buf, out, calls[k].count * sizeof *out) != 0)
+            atomic_fetch_add(&t->wrong, 1);
+    }
+    free(in);
+    free(out);
+    free(buf);
+    gcl_comm_destroy(comm);
+    return rc;
+}
+
+static void test_eager_in_place(void **state)
+{
+    (void)state;
+    for (int n = 2; n <= N; n += N - 2) {
+        inplace_t t = {.n = n};
+        gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
+        cfg.num_replicas = n;
+        gcl_instance_t inst;
+        assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
+        assert_int_equal(gcl_run(inst, inplace_program, &t), GCL_OK);
+        gcl_finalize(inst);
+        assert_int_equal(atomic_load(&t.eager), n * 4); /* the pass's 4 all_reduces */
+        assert_int_equal(atomic_load(&t.wrong), 0);
+    }
+}
+
 /* A crowded host (more IPU threads than cores: here the process is pinned to one core): a
  * barrier's first rank publishes only once every other rank's cell is there, so that it leaves
  * first, and the others return on its cell alone. Replicas enter late in turn, replica 0 too;
@@ -407,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_eager_clocks),
         cmocka_unit_test(test_eager_broadcast_returns_early),
         cmocka_unit_test(test_eager_cells_reused),
+        cmocka_unit_test(test_eager_in_place),
         cmocka_unit_test(test_eager_barrier_crowded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
