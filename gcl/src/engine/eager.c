@@ -94,11 +94,11 @@ static gcl_eager_head_t *cell(const gcl_exec_t *x, int rank, int i)
     return gcl_hostbox_eager(box(x), hostlocal(x, rank), i);
 }
 
-/* Bytes of data this rank's cell carries. */
-static size_t payload(const gcl_exec_t *x)
+/* Bytes of data rank Q's cell of the call carries. */
+static size_t payload(const gcl_exec_t *x, int q)
 {
     coll_collective_t coll = (coll_collective_t)x->sig.coll;
-    if (coll == COLL_BARRIER || (coll == COLL_BROADCAST && x->peers->rank != x->sig.root))
+    if (coll == COLL_BARRIER || (coll == COLL_BROADCAST && q != x->sig.root))
         return 0;
     return x->sig.count * x->info.elem_size;
 }
@@ -193,7 +193,7 @@ static void publish(gcl_exec_t *x)
     atomic_thread_fence(memory_order_release); /* a reader that saw the old key sees 0 after */
     h->clock = x->sim.entry[c->rank];
     h->sig = x->sig;
-    size_t bytes = payload(x);
+    size_t bytes = payload(x, c->rank);
     if (bytes)
         memcpy(gcl_eager_data(h), x->bufs[COLL_BUF_IN], bytes);
     if (x->sig.coll == COLL_BARRIER && c->rank == 0) /* whether the others may return on it */
@@ -209,16 +209,40 @@ static void publish(gcl_exec_t *x)
     notify_peers(x);
 }
 
+/* Asks for the lines of data past the head of cell H, as its key is read, when there are one
+ * or two: so that a call of 64 bytes, whose data ends in the line after the key's, waits for
+ * the two lines at once rather than one after the other. Only a hint: the data is read after
+ * the key. Inlined: GCC takes a function that only prefetches for one without effects, and
+ * drops the call. */
+static inline __attribute__((always_inline)) void prefetch_data(const gcl_exec_t *x, int q,
+                                                                const gcl_eager_head_t *h)
+{
+    size_t end = GCL_EAGER_HEAD + payload(x, q);
+    if (end <= 64 || end > 3 * 64)
+        return;
+    __builtin_prefetch((const char *)h + 64, 0, 3);
+    if (end > 2 * 64)
+        __builtin_prefetch((const char *)h + 2 * 64, 0, 3);
+}
+
 /* Looks for rank Q's cell of the call: 1 if found now, 0 if not (or found before), or a
- * status (a mismatch names both sides). */
+ * status (a mismatch names both sides). An owner takes its cells in turn, whatever the group,
+ * so the cell after the one this IPU found last of it is looked at first. */
 static int find(gcl_exec_t *x, int q)
 {
     gcl_peers_t *c = x->peers;
     gcl_eager_t *e = &x->eager;
-    for (int i = 0; e->at[q] < 0 && i < GCL_EAGER_CELLS; i++) {
+    int8_t *last = &c->ipu->eager_found[hostlocal(x, q) % GCL_EAGER_MAX_RANKS];
+    int first = (*last + 1) % GCL_EAGER_CELLS;
+    for (int k = 0; e->at[q] < 0 && k < GCL_EAGER_CELLS; k++) {
+        int i = (first + k) % GCL_EAGER_CELLS;
         gcl_eager_head_t *h = cell(x, q, i);
-        if (atomic_load_explicit(&h->key, memory_order_acquire) != x->key0)
+        uint64_t key = atomic_load_explicit(&h->key, memory_order_acquire);
+        if (k == 0)
+            prefetch_data(x, q, h);
+        if (key != x->key0)
             continue;
+        *last = (int8_t)i;
         e->at[q] = (int8_t)i; /* acked when the call ends, whatever happens */
         e->found++;
         if (memcmp(&h->sig, &x->sig, sizeof x->sig) != 0) {

@@ -39,11 +39,13 @@ typedef struct {
     atomic_int *first_failure;  /* the local index of the IPU that failed first, or -1 */
     uint32_t gen;               /* the gcl_run it runs (gcl_run calls so far) */
     int global_ipu;
-    int hostlocal;                       /* its index in the host box */
-    int phantom;                         /* buffers may carry sizes and no data */
-    int eager_next;                      /* the eager cell it tries first (eager.c) */
-    uint64_t eager_key[GCL_EAGER_CELLS]; /* the call it published in each of its cells in this
-                                          * gcl_run, 0 if none: its claim reads no shared line */
+    int hostlocal;                           /* its index in the host box */
+    int phantom;                             /* buffers may carry sizes and no data */
+    int eager_next;                          /* the eager cell it tries first (eager.c) */
+    uint64_t eager_key[GCL_EAGER_CELLS];     /* the call it published in each of its cells in this
+                                              * gcl_run, 0 if none: its claim reads no shared line */
+    int8_t eager_found[GCL_EAGER_MAX_RANKS]; /* the cell of each IPU of the host (its index in
+                                              * the host box, modulo 64) it found last */
     struct gcl_request *active;    /* started, unfinished requests: progressed by every wait */
     struct gcl_request *parked;    /* a blocking call that returned before it finished */
     const gcl_err_t *last_failure; /* the record of its latest failure */
