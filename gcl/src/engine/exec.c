@@ -29,12 +29,20 @@ static int counts(gcl_exec_t *x, gcl_peers_t *peers, int borrow)
     return 1;
 }
 
+/* Zeroes N bytes at P by the C library's memset. With the size a constant, GCC writes `rep stos`
+ * in its place, whose start-up cost a small blocking call 10-18 ns here for the 536 bytes of its
+ * gcl_exec_t (rdtsc around it, 20,000 calls); the library's vector stores take a third of it. */
+__attribute__((noipa)) static void zero(void *p, size_t n)
+{
+    memset(p, 0, n);
+}
+
 gcl_status_t gcl_exec_start(gcl_exec_t *x, const struct gcl_engine *engine, gcl_peers_t *peers,
                             const coll_schedule_t *sched, const void *in, void *out,
                             const gcl_sig_t *sig, uint64_t key, const char *what, gcl_err_t *err,
                             int borrow)
 {
-    memset(x, 0, sizeof *x);
+    zero(x, sizeof *x);
     x->engine = engine;
     x->peers = peers;
     x->err = err;
