@@ -92,15 +92,21 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
     return rc;
 }
 
-static void run(job_t *j, int blocking)
+/* PROGRAM on N replicas of one instance, which must succeed. */
+static void run_on(int n, gcl_program_t fn, void *arg)
 {
     gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
-    cfg.num_replicas = N;
+    cfg.num_replicas = n;
     gcl_instance_t inst;
-    j->blocking = blocking;
     assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
-    assert_int_equal(gcl_run(inst, program, j), GCL_OK);
+    assert_int_equal(gcl_run(inst, fn, arg), GCL_OK);
     gcl_finalize(inst);
+}
+
+static void run(job_t *j, int blocking)
+{
+    j->blocking = blocking;
+    run_on(N, program, j);
 }
 
 static void test_eager_matches_messages(void **state)
@@ -290,12 +296,7 @@ static void test_eager_cells_reused(void **state)
 {
     (void)state;
     atomic_int wrong = 0;
-    gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
-    cfg.num_replicas = N;
-    gcl_instance_t inst;
-    assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
-    assert_int_equal(gcl_run(inst, reuse_program, &wrong), GCL_OK);
-    gcl_finalize(inst);
+    run_on(N, reuse_program, &wrong);
     assert_int_equal(atomic_load(&wrong), 0);
 }
 
@@ -303,7 +304,6 @@ static void test_eager_cells_reused(void **state)
  * the output does not overlap it or the group has 2 ranks (eager.c, own_leaf). On 2 and 6
  * replicas, every call of the pass in place must give the bits of the same call out of place. */
 typedef struct {
-    int n;
     atomic_int wrong, eager;
 } inplace_t;
 
@@ -340,13 +340,8 @@ static void test_eager_in_place(void **state)
 {
     (void)state;
     for (int n = 2; n <= N; n += N - 2) {
-        inplace_t t = {.n = n};
-        gcl_config_t cfg = GCL_CONFIG_INITIALIZER;
-        cfg.num_replicas = n;
-        gcl_instance_t inst;
-        assert_int_equal(gcl_init(&cfg, &inst), GCL_OK);
-        assert_int_equal(gcl_run(inst, inplace_program, &t), GCL_OK);
-        gcl_finalize(inst);
+        inplace_t t = {0};
+        run_on(n, inplace_program, &t);
         assert_int_equal(atomic_load(&t.eager), n * 4); /* the pass's 4 all_reduces */
         assert_int_equal(atomic_load(&t.wrong), 0);
     }
