@@ -56,8 +56,15 @@ faults_cleanup() {
   exit "$rc"
 }
 
+# A failure also shows the end of the job's output ($out, where a script keeps it): the
+# directory that holds it is gone once the script exits, and a failure that does not come back
+# is then all there is to go on.
 fail() {
   echo "FAIL ($FAULTS_NAME): $*" >&2
+  if [ -n "${out:-}" ] && [ -f "$out" ]; then
+    echo "--- the last 40 lines of the job's output ($FAULTS_NAME):" >&2
+    tail -n 40 "$out" >&2 || true
+  fi
   exit 1
 }
 
