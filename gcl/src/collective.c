@@ -367,6 +367,8 @@ gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int bloc
     coll_args_t a = call_args(c, call);
     const gcl_plan_memo_t *m;
     GCL_CHECK(plan_call(c, call, &a, blocking, &m));
+    if (m->plan.eager && call->coll == COLL_BROADCAST && call->root != c->peers.rank)
+        gcl_eager_expect(&c->peers, call->root, call->count * a.elem_size);
     c->last_used[call->coll] = path_name(&m->plan);
     c->last_pod[call->coll] = m->plan.pod->name;
     struct gcl_request *r = blocking ? &c->blocking : gcl_request_new(&c->peers);

@@ -29,5 +29,10 @@ int gcl_eager_eligible(const gcl_peers_t *peers, coll_collective_t coll, size_t 
 /* Sets X (a blocking call started on PEERS, its simulated time planned as a replay) up to run
  * eager. */
 gcl_status_t gcl_eager_setup(gcl_exec_t *x);
+/* Asks for the cache lines of ROOT's cell that a broadcast of BYTES over PEERS, of which this
+ * IPU is not the root, looks at first (find). Called before the call is set up, so that where
+ * the root published on another core its line crosses while the call is set up (0.1 us here),
+ * not after. Only a hint. */
+void gcl_eager_expect(const gcl_peers_t *peers, int root, size_t bytes);
 
 #endif /* GCL_ENGINES_H */
