@@ -296,6 +296,12 @@ static gcl_sig_t signature(struct gcl_comm *c, const gcl_call_t *call, const col
     return sig;
 }
 
+/* The key of the call SIG names: its communicator's in the high half, its number in the low. */
+static uint64_t call_key(const struct gcl_comm *c, const gcl_sig_t *sig)
+{
+    return ((uint64_t)c->peers.key << 32) | sig->seq;
+}
+
 /* Builds the schedule the data path runs (none for host-direct). A blocking call whose plan
  * built the communicator's schedule last time finds it built (a schedule is a pure function of
  * the algorithm and the call's arguments, which the plan's shape fixes). */
@@ -322,10 +328,9 @@ static gcl_status_t build(struct gcl_comm *c, const gcl_call_t *call, const gcl_
 
 /* Starts request R of CALL as planned; its failures go to R's record. */
 static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_plan_memo_t *m,
-                          coll_args_t *a, struct gcl_request *r, int blocking)
+                          coll_args_t *a, const gcl_sig_t *sig, struct gcl_request *r, int blocking)
 {
     const gcl_plan_t *p = &m->plan;
-    gcl_sig_t sig = signature(c, call, a, m->path_hash);
     const void *input = call->send;
     uint64_t in, outc, ia, oa;
     shape(call, c->peers.size, c->peers.rank, &in, &outc, &ia, &oa);
@@ -343,9 +348,8 @@ static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_
     if (p->pod_nodes)
         a->node_of = c->peers.pod_node_of;
     GCL_CHECK(build(c, call, m, a, sched));
-    uint64_t key = ((uint64_t)c->peers.key << 32) | sig.seq;
-    GCL_CHECK(gcl_exec_start(&r->x, &gcl_engine_messages, &c->peers, sched, input, call->recv, &sig,
-                             key, call->what, &r->err, blocking));
+    GCL_CHECK(gcl_exec_start(&r->x, &gcl_engine_messages, &c->peers, sched, input, call->recv, sig,
+                             call_key(c, sig), call->what, &r->err, blocking));
     r->x.info.op = a->op;
     r->x.sim.sync = 1;
     if (p->direct)
@@ -357,26 +361,86 @@ static gcl_status_t start(struct gcl_comm *c, const gcl_call_t *call, const gcl_
     return gcl_sim_plan_charge(&r->x, p->pod, a, !blocking);
 }
 
+/* Sets up and launches the broadcast that early() returned from, parked since: as if its engine
+ * had done the caller's part as it did. At the IPU's next call (gcl_ipu_settle). */
+static gcl_status_t resume_early(struct gcl_request *r, void *arg)
+{
+    struct gcl_comm *c = arg;
+    coll_args_t a = call_args(c, &c->early.call);
+    const gcl_plan_memo_t *m = &c->plan_memo[COLL_BROADCAST]; /* no call planned since */
+    GCL_CHECK(start(c, &c->early.call, m, &a, &c->early.sig, r, 1));
+    gcl_eager_resume(&r->x, &c->early.got);
+    gcl_request_launch_entered(r, &c->early.at);
+    return GCL_OK;
+}
+
+/* A blocking eager broadcast (SIG): the caller's part first, before the call is set up. The
+ * root publishes its data in a cell of its own; a reader copies the root's out, when it is
+ * there at entry, as it is when the reader comes after the root. The call then returns,
+ * parked: setting it up, a reader's publishing its own cell and the rest wait for the IPU's
+ * next call (resume_early), as a parked call's bookkeeping does (exec.h, returned). 1 if it
+ * did, 0 if the call must run as any other (a root with no cell free, a reader before the
+ * root, an eager post still to fail by GCL_FAULT_INJECT), or a status. */
+static int early(struct gcl_comm *c, const gcl_call_t *call, const coll_args_t *a,
+                 const gcl_sig_t *sig)
+{
+    gcl_ipu_t *me = c->peers.ipu;
+    uint64_t key = call_key(c, sig);
+    size_t bytes = call->count * a->elem_size;
+    if (call->root == c->peers.rank) {
+        int i = gcl_fault_pending(GCL_FAULT_POST) ? -1 : gcl_eager_claim_early(&c->peers);
+        if (i < 0)
+            return 0;
+        gcl_sim_enter(&c->peers, 1, &c->early.at);
+        gcl_eager_send_early(&c->peers, i, key, sig, c->early.at.t, call->send, bytes);
+        if (call->recv != call->send)
+            memmove(call->recv, call->send, bytes);
+        c->early.got.cell = (int8_t)i;
+    } else {
+        int rc =
+            gcl_eager_read_early(&c->peers, call->root, key, sig, call->recv, bytes, &c->early.got);
+        if (rc < 0)
+            return reject(c, GCL_ERR_INTERNAL, call->what,
+                          "the root's eager cell was reused while it was read");
+        if (rc == 0)
+            return 0;
+        gcl_sim_enter(&c->peers, 1, &c->early.at);
+    }
+    c->early.call = *call;
+    c->early.sig = *sig;
+    gcl_diag_publish_call(&me->host->hb, me->hostlocal, key, sig);
+    gcl_request_reuse(&c->blocking, &c->peers);
+    gcl_request_park(&c->blocking, resume_early, c);
+    return 1;
+}
+
 gcl_status_t gcl_collective(struct gcl_comm *c, const gcl_call_t *call, int blocking,
                             struct gcl_request **out)
 {
     if (!blocking && out)
         *out = NULL;
+    const gcl_plan_memo_t *m = &c->plan_memo[call->coll];
+    if (m->valid && m->plan.eager && call->coll == COLL_BROADCAST && call->root >= 0 &&
+        call->root < c->peers.size) /* a hint, before the call is checked: see engines.h */
+        gcl_eager_expect(&c->peers, call->root, call->count * gcl_dtype_size(call->type));
     GCL_CHECK(gcl_ipu_settle_for(c->peers.ipu, c->peers.record));
     GCL_CHECK(check_call(c, call));
     coll_args_t a = call_args(c, call);
-    const gcl_plan_memo_t *m;
     GCL_CHECK(plan_call(c, call, &a, blocking, &m));
-    if (m->plan.eager && call->coll == COLL_BROADCAST && call->root != c->peers.rank)
-        gcl_eager_expect(&c->peers, call->root, call->count * a.elem_size);
     c->last_used[call->coll] = path_name(&m->plan);
     c->last_pod[call->coll] = m->plan.pod->name;
     struct gcl_request *r = blocking ? &c->blocking : gcl_request_new(&c->peers);
     if (!r)
         return reject(c, GCL_ERR_NO_HOST_MEMORY, call->what, "out of host memory");
+    gcl_sig_t sig = signature(c, call, &a, m->path_hash);
+    if (m->plan.eager && call->coll == COLL_BROADCAST) {
+        int rc = early(c, call, &a, &sig);
+        if (rc != 0)
+            return rc < 0 ? (gcl_status_t)rc : GCL_OK;
+    }
     if (blocking)
         gcl_request_reuse(r, &c->peers);
-    gcl_status_t rc = start(c, call, m, &a, r, blocking);
+    gcl_status_t rc = start(c, call, m, &a, &sig, r, blocking);
     if (rc != GCL_OK) {
         if (r->err.status != GCL_OK)
             gcl_err_move(&c->err, &r->err);

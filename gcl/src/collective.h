@@ -8,19 +8,6 @@
 #include "comm.h"
 #include "engine/request.h"
 
-/* What a call asks for, in the collectives layer's terms (count as in coll/algo.h). */
-typedef struct {
-    coll_collective_t coll;
-    const void *send;
-    void *recv;
-    size_t count;
-    gcl_dtype_t type;
-    gcl_redop_t op;
-    int root;
-    const char *what; /* "all_reduce", for messages */
-    uint32_t layout;  /* 0, or the hash of a gcl_all_reduce_multi tensor list (in the signature) */
-} gcl_call_t;
-
 /* Plans CALL (with arguments A) on COMM: GCL_OK, or a failure in COMM's record. */
 gcl_status_t gcl_plan(struct gcl_comm *comm, const gcl_call_t *call, const coll_args_t *a,
                       int blocking, gcl_plan_t *p);

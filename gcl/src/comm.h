@@ -11,7 +11,21 @@
 
 #include "coll/algo.h"
 #include "ctx.h"
+#include "engine/engines.h"
 #include "engine/request.h"
+
+/* What a call asks for, in the collectives layer's terms (count as in coll/algo.h). */
+typedef struct {
+    coll_collective_t coll;
+    const void *send;
+    void *recv;
+    size_t count;
+    gcl_dtype_t type;
+    gcl_redop_t op;
+    int root;
+    const char *what; /* "all_reduce", for messages */
+    uint32_t layout;  /* 0, or the hash of a gcl_all_reduce_multi tensor list (in the signature) */
+} gcl_call_t;
 
 /* The last automatic choice of a collective on this communicator: a call of the same shape
  * takes it without asking the instance's cache. */
@@ -54,6 +68,14 @@ struct gcl_comm {
     uint64_t stamps;       /* plan memos made so far */
     gcl_plan_memo_t plan_memo[COLL_COLLECTIVE_COUNT];
     struct gcl_request blocking; /* the request of its blocking calls, one at a time */
+    /* A blocking broadcast whose reader returned before the call was set up (collective.c,
+     * read_early), parked: what the IPU's next call sets up, and the entry it took. */
+    struct {
+        gcl_call_t call;
+        gcl_sig_t sig;
+        gcl_sim_entry_t at;
+        gcl_eager_early_t got;
+    } early;
     gcl_choice_memo_t memo[COLL_COLLECTIVE_COUNT];
     const char *logged[COLL_COLLECTIVE_COUNT];    /* the data path last logged */
     char algo[COLL_COLLECTIVE_COUNT][48];         /* forced per communicator, "" if not */

@@ -142,6 +142,13 @@ void gcl_fault_arm(int instance)
     gcl_fault_arm_spec(&s, instance);
 }
 
+int gcl_fault_pending(gcl_fault_kind_t kind)
+{
+    return atomic_load_explicit(&armed, memory_order_acquire) &&
+           atomic_load_explicit(&target[kind], memory_order_relaxed) != 0 &&
+           !atomic_load_explicit(&fired[kind], memory_order_relaxed);
+}
+
 int gcl_fault_hit(gcl_fault_kind_t kind)
 {
     if (!atomic_load_explicit(&armed, memory_order_acquire))

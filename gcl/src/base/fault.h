@@ -57,6 +57,8 @@ int gcl_fault_parse(const char *text, gcl_fault_spec_t *out, char *why, size_t l
 void gcl_fault_arm(int instance);
 /* Arms SPEC as this process's instance INSTANCE (for tests); NULL disarms. */
 void gcl_fault_arm_spec(const gcl_fault_spec_t *spec, int instance);
+/* Whether an event of KIND is still to fail in this process (no event is counted). */
+int gcl_fault_pending(gcl_fault_kind_t kind);
 /* Counts one event of KIND; 1 when it is the one that must fail (said at warn level). */
 int gcl_fault_hit(gcl_fault_kind_t kind);
 /* A network backend's post (KIND post): 1 when it must fail, with the backend's sentence for it

@@ -82,19 +82,35 @@ int gcl_eager_eligible(const gcl_peers_t *c, coll_collective_t coll, size_t byte
     return hb->eager_bytes > 0 && bytes <= hb->eager_bytes;
 }
 
+static gcl_hostbox_t *box_of(const gcl_peers_t *c)
+{
+    return &c->ipu->host->hb;
+}
+
+static int local_of(const gcl_peers_t *c, int rank)
+{
+    return c->ipu->job->ipu_hostlocal[c->ipus[rank]];
+}
+
+/* Rank RANK's cell I of PEERS. */
+static gcl_eager_head_t *cell_of(const gcl_peers_t *c, int rank, int i)
+{
+    return gcl_hostbox_eager(box_of(c), local_of(c, rank), i);
+}
+
 static gcl_hostbox_t *box(const gcl_exec_t *x)
 {
-    return &x->peers->ipu->host->hb;
+    return box_of(x->peers);
 }
 
 static int hostlocal(const gcl_exec_t *x, int rank)
 {
-    return x->peers->ipu->job->ipu_hostlocal[x->peers->ipus[rank]];
+    return local_of(x->peers, rank);
 }
 
 static gcl_eager_head_t *cell(const gcl_exec_t *x, int rank, int i)
 {
-    return gcl_hostbox_eager(box(x), hostlocal(x, rank), i);
+    return cell_of(x->peers, rank, i);
 }
 
 /* Bytes of data rank Q's cell of the call carries. */
@@ -146,70 +162,84 @@ static int read_by_all(const gcl_peers_t *c, uint64_t key)
 /* Whether every reader of our cell I's call has read it (or it was of an earlier gcl_run). The
  * call is the one we published there in this run (gcl_ipu_t.eager_key): no shared line is read
  * unless its acks must be (the cell's head line was the third line a 2-rank call moved). */
-static int cell_free(const gcl_exec_t *x, int i)
+static int cell_free(const gcl_peers_t *c, int i)
 {
-    uint64_t key = x->peers->ipu->eager_key[i];
-    if (key == 0 || read_by_all(x->peers, key))
+    uint64_t key = c->ipu->eager_key[i];
+    if (key == 0 || read_by_all(c, key))
         return 1;
-    gcl_eager_head_t *h = cell(x, x->peers->rank, i);
-    const gcl_eager_owner_t *o = gcl_eager_owner(box(x), h);
-    const _Atomic uint64_t *ack = gcl_eager_acks(box(x), h);
+    gcl_eager_head_t *h = cell_of(c, c->rank, i);
+    const gcl_eager_owner_t *o = gcl_eager_owner(box_of(c), h);
+    const _Atomic uint64_t *ack = gcl_eager_acks(box_of(c), h);
     for (int q = 0; q < o->n; q++)
         if (q != o->rank && atomic_load_explicit(&ack[q], memory_order_acquire) != key)
             return 0;
     return 1;
 }
 
-/* Takes a free cell of ours, the one after the last taken first. */
-static int claim(gcl_exec_t *x)
+/* Takes a free cell of ours, the one after the last taken first: its index, or -1. */
+static int claim_cell(const gcl_peers_t *c)
 {
-    gcl_ipu_t *me = x->peers->ipu;
+    gcl_ipu_t *me = c->ipu;
     for (int k = 0; k < GCL_EAGER_CELLS; k++) {
         int i = (me->eager_next + k) % GCL_EAGER_CELLS;
-        if (cell_free(x, i)) {
+        if (cell_free(c, i)) {
             me->eager_next = (i + 1) % GCL_EAGER_CELLS;
-            x->eager.cell = i;
-            return 1;
+            return i;
         }
     }
-    return 0;
+    return -1;
+}
+
+static int claim(gcl_exec_t *x)
+{
+    x->eager.cell = claim_cell(x->peers);
+    return x->eager.cell >= 0;
 }
 
 /* Rings the ranks of the group whose threads sleep (one fence for all of them). */
-static void notify_peers(gcl_exec_t *x)
+static void notify_peers(const gcl_peers_t *c)
 {
-    gcl_hostbox_t *hb = box(x);
+    gcl_hostbox_t *hb = box_of(c);
     atomic_thread_fence(memory_order_seq_cst);
-    for (int q = 0; q < x->peers->size; q++) {
-        gcl_doorbell_t *d = &hb->ipus[hostlocal(x, q)].bell;
-        if (q != x->peers->rank && atomic_load_explicit(&d->sleeping, memory_order_relaxed))
+    for (int q = 0; q < c->size; q++) {
+        gcl_doorbell_t *d = &hb->ipus[local_of(c, q)].bell;
+        if (q != c->rank && atomic_load_explicit(&d->sleeping, memory_order_relaxed))
             gcl_doorbell_ring(d);
     }
+}
+
+/* Publishes the call KEY (SIG, entered at CLOCK) in our cell I with BYTES of DATA, and rings
+ * the peers that sleep. FIRST: a barrier's first rank's byte (whether it fanned in), or -1. */
+static void put(const gcl_peers_t *c, int i, uint64_t key, const gcl_sig_t *sig, sim_time_t clock,
+                const void *data, size_t bytes, int first)
+{
+    gcl_eager_head_t *h = cell_of(c, c->rank, i);
+    gcl_eager_owner_t *o = gcl_eager_owner(box_of(c), h);
+    atomic_store_explicit(&h->key, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release); /* a reader that saw the old key sees 0 after */
+    h->clock = clock;
+    h->sig = *sig;
+    if (bytes)
+        memcpy(gcl_eager_data(h), data, bytes);
+    if (first >= 0)
+        *gcl_eager_data(h) = (char)first;
+    o->run_gen = c->ipu->gen;
+    o->n = c->size;
+    o->rank = c->rank;
+    memcpy(o->readers, c->ipus, (size_t)c->size * sizeof *c->ipus);
+    atomic_store_explicit(&h->key, key, memory_order_release);
+    c->ipu->eager_key[i] = key;
+    notify_peers(c);
 }
 
 static void publish(gcl_exec_t *x)
 {
     gcl_peers_t *c = x->peers;
-    gcl_eager_head_t *h = cell(x, c->rank, x->eager.cell);
-    gcl_eager_owner_t *o = gcl_eager_owner(box(x), h);
-    atomic_store_explicit(&h->key, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release); /* a reader that saw the old key sees 0 after */
-    h->clock = x->sim.entry[c->rank];
-    h->sig = x->sig;
-    size_t bytes = payload(x, c->rank);
-    if (bytes)
-        memcpy(gcl_eager_data(h), x->bufs[COLL_BUF_IN], bytes);
-    if (x->sig.coll == COLL_BARRIER && c->rank == 0) /* whether the others may return on it */
-        *gcl_eager_data(h) = (char)x->eager.fanned_in;
-    o->run_gen = c->ipu->gen;
-    o->n = c->size;
-    o->rank = c->rank;
-    memcpy(o->readers, c->ipus, (size_t)c->size * sizeof *c->ipus);
-    atomic_store_explicit(&h->key, x->key0, memory_order_release);
-    c->ipu->eager_key[x->eager.cell] = x->key0;
+    int first = x->sig.coll == COLL_BARRIER && c->rank == 0 ? x->eager.fanned_in : -1;
     x->eager.at[c->rank] = (int8_t)x->eager.cell;
     x->eager.found++;
-    notify_peers(x);
+    put(c, x->eager.cell, x->key0, &x->sig, x->sim.entry[c->rank], x->bufs[COLL_BUF_IN],
+        payload(x, c->rank), first);
 }
 
 /* Whether the processor has PREFETCHW (AMD's, Intel's since Broadwell): 1, 0, or -1 until asked. */
@@ -273,12 +303,63 @@ static void warm_next(const gcl_exec_t *x)
 
 void gcl_eager_expect(const gcl_peers_t *c, int root, size_t bytes)
 {
-    int owner = c->ipu->job->ipu_hostlocal[c->ipus[root]];
-    int i = (c->ipu->eager_found[owner % GCL_EAGER_MAX_RANKS] + 1) % GCL_EAGER_CELLS;
-    const char *h = (const char *)gcl_hostbox_eager(&c->ipu->host->hb, owner, i);
+    if (root == c->rank) { /* the doorbells it reads after publishing (notify_peers) */
+        for (int q = 0; q < c->size; q++)
+            if (q != c->rank)
+                __builtin_prefetch(&box_of(c)->ipus[local_of(c, q)].bell, 0, 3);
+        return;
+    }
+    int8_t last = c->ipu->eager_found[local_of(c, root) % GCL_EAGER_MAX_RANKS];
+    const char *h = (const char *)cell_of(c, root, (last + 1) % GCL_EAGER_CELLS);
     __builtin_prefetch(h, 0, 3);
     if (GCL_EAGER_HEAD + bytes > 64)
         __builtin_prefetch(h + 64, 0, 3);
+}
+
+int gcl_eager_read_early(const gcl_peers_t *c, int root, uint64_t key, const gcl_sig_t *sig,
+                         void *out, size_t bytes, gcl_eager_early_t *got)
+{
+    int8_t *last = &c->ipu->eager_found[local_of(c, root) % GCL_EAGER_MAX_RANKS];
+    int i = (*last + 1) % GCL_EAGER_CELLS;
+    gcl_eager_head_t *h = cell_of(c, root, i);
+    if (atomic_load_explicit(&h->key, memory_order_acquire) != key ||
+        memcmp(&h->sig, sig, sizeof *sig) != 0)
+        return 0; /* not yet, or elsewhere, or a mismatch: the engine finds it, or names it */
+    got->clock = h->clock;
+    memcpy(out, gcl_eager_data(h), bytes);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&h->key, memory_order_relaxed) != key)
+        return -1; /* it cannot be reused before this IPU acks it */
+    *last = (int8_t)i;
+    got->cell = (int8_t)i;
+    return 1;
+}
+
+int gcl_eager_claim_early(const gcl_peers_t *c)
+{
+    return claim_cell(c);
+}
+
+void gcl_eager_send_early(const gcl_peers_t *c, int i, uint64_t key, const gcl_sig_t *sig,
+                          sim_time_t clock, const void *in, size_t bytes)
+{
+    put(c, i, key, sig, clock, in, bytes, -1);
+}
+
+void gcl_eager_resume(gcl_exec_t *x, const gcl_eager_early_t *got)
+{
+    int q = x->sig.root, me = x->peers->rank;
+    x->eager.at[q] = got->cell;
+    x->eager.found++;
+    if (q == me) { /* published at entry, and its output written then */
+        x->eager.cell = got->cell;
+        x->eager.phase = GATHER;
+    } else {
+        x->sim.entry[q] = got->clock;
+        x->sim.seen[q] = 1;
+        x->eager.phase = CLAIM;
+    }
+    x->returned = 1;
 }
 
 /* Looks for rank Q's cell of the call: 1 if found now, 0 if not (or found before), or a
@@ -368,6 +449,22 @@ static void deliver(gcl_exec_t *x)
  * cell is found: the output is written, and the caller may go on (exec.h, returned) while the
  * other ranks' cells are still awaited or unread: they carry nothing the output needs, only
  * their entry clocks, signatures and acks. */
+/* A barrier's other rank on a crowded host, leaving it: asks for the first rank's next cell. The
+ * first rank publishes only once every rank has entered, and so leaves first, while the others
+ * wait for a core: what it calls next is often published before they leave. A broadcast from it
+ * right after the barrier then finds the root's lines here, not on the other core (0.1 of a
+ * 4-rank broadcast's 0.25 us here, docs/benchmarks.md). Only a hint: if rank 0 has not written
+ * them yet, its writes take them back. */
+static void ahead(const gcl_exec_t *x)
+{
+    if (x->sig.coll != COLL_BARRIER || x->peers->rank == 0 || x->eager.at[0] < 0 ||
+        !x->peers->ipu->host->crowded)
+        return;
+    const char *h = (const char *)cell(x, 0, (x->eager.at[0] + 1) % GCL_EAGER_CELLS);
+    __builtin_prefetch(h, 0, 3);
+    __builtin_prefetch(h + 64, 0, 3);
+}
+
 static gcl_status_t hand_over(gcl_exec_t *x)
 {
     int root = lead(x);
@@ -379,6 +476,7 @@ static gcl_status_t hand_over(gcl_exec_t *x)
                            "%s: the %s eager cell was reused while it was read", x->what,
                            x->sig.coll == COLL_BROADCAST ? "root's" : "first rank's");
     x->returned = 1;
+    ahead(x);
     return GCL_OK;
 }
 
@@ -479,6 +577,7 @@ static int eager_progress(gcl_exec_t *x)
     x->peers->eager_seen = x->key0;
     e->phase = DONE;
     warm_next(x);
+    ahead(x);
     GCL_CHECK(gcl_sim_call_end(x));
     x->done = 1;
     return 1;

@@ -35,4 +35,30 @@ gcl_status_t gcl_eager_setup(gcl_exec_t *x);
  * not after. Only a hint. */
 void gcl_eager_expect(const gcl_peers_t *peers, int root, size_t bytes);
 
+/*
+ * A blocking broadcast's caller's part, before its call is set up (collective.c, early): the
+ * root claims a cell and publishes its data; a reader that finds the root's cell there at
+ * entry copies it out. The call is then parked, and set up at the IPU's next call as if its
+ * engine had done that part (gcl_eager_resume).
+ */
+typedef struct {
+    int8_t cell;      /* the root's cell of the call */
+    sim_time_t clock; /* the root's entry clock, read there (a reader's) */
+} gcl_eager_early_t;
+/* A reader: when ROOT's cell of the call (KEY, SIG) is the one after the last this IPU found of
+ * ROOT's, copies its BYTES of data to OUT: 1, with where in GOT. 0 when it is not there (not
+ * yet, or not that cell, or another call: the engine then looks for it, or names the
+ * mismatch); -1 if it was reused while read. */
+int gcl_eager_read_early(const gcl_peers_t *peers, int root, uint64_t key, const gcl_sig_t *sig,
+                         void *out, size_t bytes, gcl_eager_early_t *got);
+/* The root: claims a free cell of its own, or -1 when none is (the engine then waits for one). */
+int gcl_eager_claim_early(const gcl_peers_t *peers);
+/* The root: publishes the call KEY (SIG, entered at CLOCK) and its BYTES of IN in its cell I
+ * (claimed by gcl_eager_claim_early), and rings the peers that sleep. */
+void gcl_eager_send_early(const gcl_peers_t *peers, int i, uint64_t key, const gcl_sig_t *sig,
+                          sim_time_t clock, const void *in, size_t bytes);
+/* Sets X (the same call, set up for eager since) up as if its engine had done the caller's
+ * part as GOT says: a reader goes on with publishing its own cell, the root with the others'. */
+void gcl_eager_resume(gcl_exec_t *x, const gcl_eager_early_t *got);
+
 #endif /* GCL_ENGINES_H */

@@ -35,6 +35,7 @@ void gcl_request_reuse(struct gcl_request *r, gcl_peers_t *peers)
     r->scratch = NULL;
     r->err = (gcl_err_t)GCL_ERR_INIT;
     r->kept = 1;
+    r->resume = NULL;
 }
 
 static void free_request(struct gcl_request *r)
@@ -56,7 +57,8 @@ void gcl_request_discard(struct gcl_request *r)
         free_request(r);
 }
 
-void gcl_request_launch(struct gcl_request *r)
+/* Adds R to its IPU's outstanding requests, its waiter fresh. */
+static void enqueue(struct gcl_request *r)
 {
     gcl_ipu_t *me = r->peers->ipu;
     struct gcl_request **tail = &me->active;
@@ -64,10 +66,30 @@ void gcl_request_launch(struct gcl_request *r)
         tail = &(*tail)->next;
     r->next = NULL;
     *tail = r;
+    gcl_waiter_init(&r->w, me->params);
+}
+
+void gcl_request_launch(struct gcl_request *r)
+{
+    gcl_ipu_t *me = r->peers->ipu;
+    enqueue(r);
     if (!r->peers->p2p)
         gcl_diag_publish_call(&me->host->hb, me->hostlocal, r->x.key0, &r->x.sig);
-    gcl_waiter_init(&r->w, me->params);
     gcl_sim_call_begin(&r->x);
+}
+
+void gcl_request_launch_entered(struct gcl_request *r, const gcl_sim_entry_t *at)
+{
+    enqueue(r);
+    gcl_sim_call_entered(&r->x, at);
+}
+
+void gcl_request_park(struct gcl_request *r, gcl_status_t (*resume)(struct gcl_request *, void *),
+                      void *arg)
+{
+    r->resume = resume;
+    r->resume_arg = arg;
+    r->peers->ipu->parked = r;
 }
 
 static void fail_request(struct gcl_request *r, gcl_status_t rc)
@@ -233,6 +255,13 @@ gcl_status_t gcl_ipu_settle(gcl_ipu_t *ipu, int keep_failure)
     struct gcl_request *r = ipu->parked;
     if (!r)
         return GCL_OK;
+    if (r->resume) {
+        gcl_status_t (*resume)(struct gcl_request *, void *) = r->resume;
+        r->resume = NULL;
+        gcl_status_t rc = resume(r, r->resume_arg);
+        if (rc != GCL_OK)
+            fail_request(r, rc);
+    }
     await(r, 0);
     if (r->status != GCL_OK && keep_failure)
         return r->status;
@@ -274,6 +303,10 @@ void gcl_request_abandon_all(gcl_ipu_t *ipu)
                      r->x.sig.seq);
         ipu->active = r->next;
         free_request(r);
+    }
+    if (ipu->parked && ipu->parked->resume) { /* parked, never launched: not in the list */
+        ipu->parked->resume = NULL;
+        free_request(ipu->parked);
     }
     ipu->parked = NULL;
 }

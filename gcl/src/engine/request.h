@@ -7,6 +7,7 @@
 
 #include "base/wait.h"
 #include "engine/exec.h"
+#include "engine/simtime.h"
 
 struct gcl_request {
     gcl_exec_t x;
@@ -19,6 +20,11 @@ struct gcl_request {
     gcl_err_t err;  /* its failure, until it retires into its group's record */
     gcl_waiter_t w; /* its timeout and liveness checks, for gcl_wait and gcl_test alike */
     int kept;       /* a blocking call's, kept by its caller for the next: never freed here */
+    /* A parked call whose caller's part was done before its executor was set up (an eager
+     * broadcast's reader that found the root's cell at once): sets it up and launches it, at
+     * the IPU's next call, with ARG; a failure is the call's. NULL once done, or if none. */
+    gcl_status_t (*resume)(struct gcl_request *r, void *arg);
+    void *resume_arg;
 };
 
 /* A request over PEERS, or NULL (and PEERS's record says so) when out of memory. */
@@ -31,6 +37,13 @@ void gcl_request_discard(struct gcl_request *r);
 /* Adds R (its executor started, simulated time planned) to its IPU's outstanding requests and
  * publishes its call for the liveness checks. */
 void gcl_request_launch(struct gcl_request *r);
+/* gcl_request_launch for a call whose entry was taken before (gcl_sim_enter, AT) and whose call
+ * was published then: the rest of it. */
+void gcl_request_launch_entered(struct gcl_request *r, const gcl_sim_entry_t *at);
+/* Parks R, whose caller's part is done (exec.h, returned) but which has not been launched: its
+ * RESUME (with ARG) launches it when the IPU settles it. */
+void gcl_request_park(struct gcl_request *r, gcl_status_t (*resume)(struct gcl_request *, void *),
+                      void *arg);
 /* Progresses every outstanding request of IPU once; 1 if anything moved. */
 int gcl_ipu_progress(gcl_ipu_t *ipu);
 /* Completes R (progressing the others too), frees it, returns its status. A blocking call

@@ -107,21 +107,34 @@ gcl_status_t gcl_sim_plan_charge(gcl_exec_t *x, const coll_algo_t *algo, const c
     return GCL_OK;
 }
 
-void gcl_sim_call_begin(gcl_exec_t *x)
+void gcl_sim_enter(gcl_peers_t *c, int sync, gcl_sim_entry_t *at)
+{
+    gcl_sim_ipu_t *ipu = c->ipu->clock;
+    at->call_start = ipu->stats.clock;
+    if (sync && c->size > 1 && !c->sync_known) /* a pure function of the group */
+        c->sync_known = sim_sync_time(c->ipu->sim->topo, c->ipus, c->size, &c->sync) == 0 ? 1 : -1;
+    if (sync && c->size > 1 && c->sync_known == 1)
+        sim_stats_advance(&ipu->stats, SIM_ACT_SYNC, c->sync);
+    at->t = ipu->stats.clock;
+}
+
+void gcl_sim_call_entered(gcl_exec_t *x, const gcl_sim_entry_t *at)
 {
     gcl_peers_t *c = x->peers;
-    gcl_sim_ipu_t *ipu = sim_ipu(x);
-    x->sim.call_start = ipu->stats.clock;
-    if (x->sim.sync && c->size > 1 && !c->sync_known) /* a pure function of the group */
-        c->sync_known = sim_sync_time(c->ipu->sim->topo, c->ipus, c->size, &c->sync) == 0 ? 1 : -1;
-    if (x->sim.sync && c->size > 1 && c->sync_known == 1)
-        sim_stats_advance(&ipu->stats, SIM_ACT_SYNC, c->sync);
-    x->sim.t = ipu->stats.clock;
+    x->sim.call_start = at->call_start;
+    x->sim.t = at->t;
     x->sim.idle_acc = x->sim.exch_acc = 0;
     if (x->sim.mode == GCL_SIM_REPLAY) { /* what every peer learns as this rank's entry */
         x->sim.entry[c->rank] = x->sim.t;
         x->sim.seen[c->rank] = 1;
     }
+}
+
+void gcl_sim_call_begin(gcl_exec_t *x)
+{
+    gcl_sim_entry_t at;
+    gcl_sim_enter(x->peers, x->sim.sync, &at);
+    gcl_sim_call_entered(x, &at);
 }
 
 void gcl_sim_step_post(gcl_exec_t *x)

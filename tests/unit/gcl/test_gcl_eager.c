@@ -5,7 +5,9 @@
  * on two communicators interleaved, far more than a replica's cells, reuse the cells safely;
  * GCL_EAGER_MAX_BYTES=0 turns the engine off. A broadcast returns on each rank once its data is
  * in place, before the later ranks have entered it; what it still waits for (their entries,
- * their signatures) completes at the rank's next call, which reports a failure there. On a
+ * their signatures) completes at the rank's next call, which reports a failure there; a reader
+ * that finds the root's cell at entry returns before its call is set up, and its simulated time
+ * is the same as a reader's that waited for the root. On a
  * crowded host (the process pinned to one core) a barrier is led by replica 0, and still lets
  * no replica leave before the last has entered. In place, an all_reduce gives the bits it gives
  * out of place, on 2 replicas and on 6.
@@ -257,6 +259,74 @@ static void test_eager_broadcast_returns_early(void **state)
     }
 }
 
+/* A broadcast's readers by both paths, the same simulated time: in order, each reader enters
+ * once the root has returned, finds the root's cell at entry, copies it and returns before its
+ * call is set up (collective.c, early); in reverse, every reader waits in the call before the
+ * root enters (the engine finds the root's cell). 20 broadcasts a run, uneven compute between
+ * them; every replica's final clock must agree to the bit, and every value arrive. */
+enum { ORDERED = 20 };
+
+typedef struct {
+    int reverse, stuck;
+    atomic_int step[ORDERED], wrong;
+    double clock[2][N];
+} order_t;
+
+static gcl_status_t order_program(gcl_ctx_t ctx, void *arg)
+{
+    order_t *o = arg;
+    int me = gcl_ctx_replica(ctx);
+    gcl_comm_t comm;
+    GCL_CHECK(gcl_comm_create(ctx, gcl_group_all(), &comm));
+    gcl_status_t rc = GCL_OK;
+    for (int k = 0; k < ORDERED && rc == GCL_OK; k++) {
+        float in[3] = {(float)me, (float)k, 0.5f}, out[3] = {0};
+        rc = gcl_charge_compute(ctx, "uneven", 1e6 * ((me * 3 + k) % 7), 0, GCL_F32);
+        /* Forward: the root returns (step = 1), then the readers enter. Reverse: the readers
+         * enter (step counts them), then the root, 2 ms after the last. */
+        if (!o->reverse && me > 0 && !wait_for(&o->step[k]))
+            o->stuck = 1;
+        if (o->reverse && me == 0) {
+            for (int i = 0; i < 10000 && atomic_load(&o->step[k]) < N - 1; i++)
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
+            nanosleep(&(struct timespec){0, 2000000}, NULL);
+        }
+        if (o->reverse && me > 0)
+            atomic_fetch_add(&o->step[k], 1);
+        if (rc == GCL_OK)
+            rc = gcl_broadcast(comm, in, out, 3, GCL_F32, 0);
+        if (!o->reverse && me == 0)
+            atomic_store(&o->step[k], 1);
+        if (rc == GCL_OK && (out[0] != 0 || out[1] != (float)k || out[2] != 0.5f))
+            atomic_fetch_add(&o->wrong, 1);
+        if (rc == GCL_OK && strcmp(gcl_comm_algorithm(comm, "broadcast"), "eager") != 0)
+            atomic_fetch_add(&o->wrong, 1);
+        if (rc == GCL_OK && k % 4 == 3)
+            rc = gcl_barrier(comm);
+    }
+    o->clock[o->reverse][me] = gcl_sim_time(ctx);
+    gcl_comm_destroy(comm);
+    return rc;
+}
+
+static void test_eager_broadcast_early_clocks(void **state)
+{
+    (void)state;
+    order_t *o = calloc(1, sizeof *o);
+    for (o->reverse = 0; o->reverse < 2; o->reverse++) {
+        for (int k = 0; k < ORDERED; k++)
+            atomic_store(&o->step[k], 0);
+        run_on(N, order_program, o);
+    }
+    assert_int_equal(o->stuck, 0);
+    assert_int_equal(atomic_load(&o->wrong), 0);
+    for (int r = 0; r < N; r++)
+        if (o->clock[0][r] != o->clock[1][r] || o->clock[0][r] <= 0)
+            fail_msg("replica %d: in order %.12g s, in reverse %.12g s", r, o->clock[0][r],
+                     o->clock[1][r]);
+    free(o);
+}
+
 /* Cells reused many times over, mostly without a look at the acks (an owner knows its group has
  * read a call once every rank has entered a later one of the group), and by the acks where the
  * calls of two communicators interleave: 3000 calls, broadcasts from a root that moves, every
@@ -455,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_eager_matches_messages),
         cmocka_unit_test(test_eager_clocks),
         cmocka_unit_test(test_eager_broadcast_returns_early),
+        cmocka_unit_test(test_eager_broadcast_early_clocks),
         cmocka_unit_test(test_eager_cells_reused),
         cmocka_unit_test(test_eager_in_place),
         cmocka_unit_test(test_eager_barrier_crowded),
