@@ -201,7 +201,10 @@ static void tx(net_tcp_t *o, peer_t *p, int peer)
         struct iovec iov[2 * IOV_SENDS];
         int k = 0;
         size_t total = 0;
-        for (tcp_req_t *r = p->sq; r && k < 2 * IOV_SENDS; r = r->next) {
+        /* A send takes two iovecs (its frame, its bytes), one once its frame is written: stop
+         * while there is room for two, or a queue of 16 behind a send written past its frame
+         * writes one past the array (a 64 MiB all_reduce between hosts did, issue 48). */
+        for (tcp_req_t *r = p->sq; r && k + 2 <= 2 * IOV_SENDS; r = r->next) {
             size_t d = r->done;
             if (d < FRAME) {
                 iov[k++] = (struct iovec){(char *)&r->f + d, FRAME - d};

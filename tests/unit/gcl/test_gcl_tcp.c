@@ -5,7 +5,8 @@
  * receive, zero-length and 24 MiB messages both ways at once, a send cancelled half-written
  * (the stream stays whole and the caller's buffer is not read after), a receive too small, a
  * peer that goes away, and hellos without the job's token or meant for another instance refused
- * while the mesh still forms.
+ * while the mesh still forms; and queues of sends longer than one sendmsg takes, behind a send
+ * written part way (the iovec array's limit, at and around it).
  * Threads record their first failure; the test asserts in the main thread.
  */
 #include <setjmp.h>
@@ -246,6 +247,66 @@ static void test_large(void **state)
     run_world(2, large, NULL);
 }
 
+/* Rank 0 queues a send of 4 MiB, which the sockets cannot hold, and QUEUED small sends behind
+ * it, and moves them until the first is written part way past its frame; rank 1 then receives
+ * them all. One sendmsg takes at most 16 sends (32 iovecs): a send written past its frame needs
+ * one iovec, every other two, so 15, 16 and 17 sends behind it sit at the limit, and 40 far past
+ * it (the 64 MiB all_reduce between hosts that wrote an iovec past the array, issue 48). */
+static int queued;
+static void long_queue(inst_t *me)
+{
+    gcl_net_t *n = me->net;
+    size_t big = 4u << 20, small = 1000;
+    enum { MAXQ = 64 };
+    char *buf = malloc(big + (size_t)MAXQ * small);
+    void *req[MAXQ + 1];
+    CHECK(me, buf != NULL);
+    if (!buf)
+        return;
+    if (me->rank == 0) {
+        for (size_t i = 0; i < big + (size_t)queued * small; i++)
+            buf[i] = (char)(i * 131 + 7);
+        for (int k = 0; k <= queued; k++) {
+            gcl_net_tag_t t = tag(9, (uint32_t)k);
+            char *at = k ? buf + big + (size_t)(k - 1) * small : buf;
+            CHECK(me, n->isend(n, 1, at, k ? small : big, &t, &req[k]) == 0);
+        }
+        for (int i = 0; i < 50; i++) { /* written part way: the socket fills */
+            gcl_progress_pass++;
+            CHECK(me, n->test(n, req[0]) == 0);
+            usleep(200);
+        }
+        t_barrier(&me->boot.b);
+        for (int k = 0; k <= queued; k++)
+            CHECK(me, wait_req(n, req[k]) == 1);
+    } else {
+        memset(buf, 0, big + (size_t)queued * small);
+        t_barrier(&me->boot.b);
+        for (int k = 0; k <= queued; k++) {
+            gcl_net_tag_t t = tag(9, (uint32_t)k);
+            char *at = k ? buf + big + (size_t)(k - 1) * small : buf;
+            CHECK(me, n->irecv(n, 0, at, k ? small : big, &t, &req[k]) == 0);
+        }
+        for (int k = 0; k <= queued; k++)
+            CHECK(me, wait_req(n, req[k]) == 1);
+        size_t bad = 0;
+        for (size_t i = 0; i < big + (size_t)queued * small; i++)
+            bad += buf[i] != (char)(i * 131 + 7);
+        CHECK(me, bad == 0);
+    }
+    free(buf);
+}
+
+static void test_long_send_queue(void **state)
+{
+    (void)state;
+    static const int counts[] = {15, 16, 17, 40};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        queued = counts[i];
+        run_world(2, long_queue, NULL);
+    }
+}
+
 /* Rank 0 posts a 32 MiB send that rank 1 does not read yet, moves it until part is written,
  * cancels it and scribbles over its buffer, then sends a small message behind it. Rank 1 then
  * receives both: the first whole and as it was, the second intact. */
@@ -419,6 +480,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exchange),
         cmocka_unit_test(test_large),
+        cmocka_unit_test(test_long_send_queue),
         cmocka_unit_test(test_cancel_mid_send),
         cmocka_unit_test(test_cancel_recv),
         cmocka_unit_test(test_receive_too_small),
