@@ -64,6 +64,14 @@ typedef struct tcp_req {
     _Atomic int state; /* 0 pending, 1 done, -1 failed */
 } tcp_req_t;
 
+/* The tag of a receive that was cancelled before its message came: the message is dropped
+ * as it arrives (its bytes read and thrown away), not kept for a receive that will never be
+ * posted (tags carry the call's number: no later receive has the same). */
+typedef struct drop {
+    struct drop *next;
+    uint32_t tag[6];
+} drop_t;
+
 /* A message that arrived before its receive was posted. */
 typedef struct unexp {
     struct unexp *next;
@@ -78,6 +86,7 @@ typedef struct {
     tcp_req_t *sq, *sq_tail; /* sends, in order */
     tcp_req_t *rq, *rq_tail; /* posted receives not yet matched, in order */
     unexp_t *uq, *uq_tail;   /* early messages, in order */
+    drop_t *drops;           /* tags of cancelled receives whose messages have not come */
     int reading;             /* a frame's bytes are arriving into: */
     tcp_req_t *cur_req;      /*   a posted receive's buffer, */
     unexp_t *cur_unexp;      /*   or an early message's, */
@@ -151,6 +160,28 @@ static void unlink_unexp(peer_t *p, unexp_t *u)
         }
 }
 
+static void free_drops(peer_t *p)
+{
+    for (drop_t *d = p->drops, *next; d; d = next) {
+        next = d->next;
+        free(d);
+    }
+    p->drops = NULL;
+}
+
+/* Whether a message of TAG is to be dropped (its receive was cancelled); forgets the tag. */
+static int take_drop(peer_t *p, const uint32_t tag[6])
+{
+    for (drop_t **at = &p->drops; *at; at = &(*at)->next)
+        if (tag_eq((*at)->tag, tag)) {
+            drop_t *d = *at;
+            *at = d->next;
+            free(d);
+            return 1;
+        }
+    return 0;
+}
+
 /* The connection to peer P is gone: every request with it fails, early messages are dropped. */
 static void peer_fail(net_tcp_t *o, peer_t *p, const char *why)
 {
@@ -174,6 +205,7 @@ static void peer_fail(net_tcp_t *o, peer_t *p, const char *why)
         next = u->next;
         free(u);
     }
+    free_drops(p);
     p->sq = p->sq_tail = p->rq = p->rq_tail = NULL;
     p->uq = p->uq_tail = NULL;
     p->cur_req = NULL;
@@ -280,6 +312,10 @@ static int begin(net_tcp_t *o, peer_t *p, int peer, const frame_t *f)
             }
             return 0;
         }
+    if (take_drop(p, f->tag)) {
+        p->cur_dst = NULL; /* read and thrown away */
+        return 0;
+    }
     unexp_t *u = gcl_malloc(sizeof *u + f->len);
     if (!u) {
         peer_fail(o, p, "out of host memory for a message that came before its receive");
@@ -536,6 +572,12 @@ static void tcp_cancel(gcl_net_t *n, void *req)
                 p->cur_dst = NULL; /* the rest of its message is dropped */
             } else {
                 unlink_req(&p->rq, &p->rq_tail, r);
+                drop_t *d = gcl_malloc(sizeof *d);
+                if (d) { /* without memory the message is kept instead, as an early one */
+                    memcpy(d->tag, r->f.tag, sizeof d->tag);
+                    d->next = p->drops;
+                    p->drops = d;
+                }
             }
             if (r->large)
                 atomic_fetch_sub(&o->large_pending, 1);
@@ -563,6 +605,7 @@ static void tcp_destroy(gcl_net_t *n)
             next = u->next;
             free(u);
         }
+        free_drops(p);
         free(p->stage);
     }
     free(o->peers);
