@@ -4,7 +4,9 @@
 # Security across hosts: train runs on h1 and h2 (16 replicas, 2 instances a host,
 # GCL_TIMEOUT_S=3, so that a step held up for 3 s fails the job), and a process on h3, a third
 # host of the same network that belongs to no job, attacks the ports instance 0 listens on:
-#   - every TCP port of its program (OpenMPI's libfabric endpoint and its tcp BTL; libgcl's
+#   - every TCP port of its program (OpenMPI's libfabric endpoint, which carries libgcl's MPI
+#     bootstrap: without OMPI_MCA_btl, which netns-cluster sets and these runs unset, the
+#     bootstrap leaves OpenMPI's tcp BTL out, gcl/src/job/bootstrap_route.c; libgcl's
 #     tcp transport, the default, listens only until its instances are connected, and
 #     libgcl's libfabric endpoint is there only with GCL_TRANSPORT=ofi, which
 #     faults_forge_ofi attacks): forged headers (shaped like libgcl's, with another token),
@@ -23,8 +25,9 @@
 #     malformed or truncated, from an address other than the instance named, replayed;
 #   - every attack reached its port (the attacker's lines);
 #   - nothing of either run is left (processes, /dev/shm, OpenMPI session directories).
-# Then a control: the same truncated header held on OpenMPI's tcp BTL port of a run with
-# OMPI_MCA_btl_tcp_progress_thread=0 (OpenMPI's default) freezes every MPI call of the
+# Then a control: the same truncated header held on OpenMPI's tcp BTL port of a run with the
+# tcp BTL (OMPI_MCA_btl=tcp,self,vader) and OMPI_MCA_btl_tcp_progress_thread=0 (OpenMPI's
+# default) freezes every MPI call of the
 # instance, and with it gcl_preempt_agree in each step: that run must fail (GCL_TIMEOUT_S).
 # So the test can fail, and libgcl's bootstrap setting is what it shows.
 set -euo pipefail
@@ -46,7 +49,8 @@ xargs=() # more arguments of the next job's train
 job() { # NAME EXTRA_ENV...: the training, in the background (its pid in $last), output in
   local name=$1 # $FT/NAME.out
   shift
-  env GCL_FAULTS_MARK="$MARK" POPRUN_JOB_NAME="$JOBNAME" TMPDIR="$FT/tmp" GCL_TIMEOUT_S=3 GCL_LOG_TIME=1 "$@" "$poprun" -H h1,h2 \
+  env -u OMPI_MCA_btl GCL_FAULTS_MARK="$MARK" POPRUN_JOB_NAME="$JOBNAME" TMPDIR="$FT/tmp" \
+    GCL_TIMEOUT_S=3 GCL_LOG_TIME=1 "$@" "$poprun" -H h1,h2 \
     --num-replicas 16 --num-instances 4 "$train" "${targs[@]}" "${xargs[@]}" --checkpoint "$FT/$name.ckpt" \
     --save-weights "$FT/$name.w" >"$FT/$name.out" 2>&1 &
   last=$!
@@ -136,9 +140,9 @@ done
 echo "the attacked run: exit 0, md5 $got as the reference's; refused $(sum_of 'without its token') without the token, $(sum_of 'malformed or truncated') malformed, $(sum_of 'from an address other') from another address, $(sum_of replayed) replayed"
 grep -o 'max [0-9.]* [ms]*' "$FT/attacked.out" | awk 'NR <= 1' | sed 's/^/longest step of the attacked run: /'
 
-# ---- 3. The control: OpenMPI's default, one truncated handshake on its tcp BTL port --------------
+# ---- 3. The control: OpenMPI's tcp BTL as it comes, one truncated handshake on its port ----------
 wait_no_marked 30 || fail "processes of the attacked run are left: $(marked_pids)"
-job control OMPI_MCA_btl_tcp_progress_thread=0
+job control OMPI_MCA_btl=tcp,self,vader OMPI_MCA_btl_tcp_progress_thread=0
 ctl=$last
 wait_step control 10 "$ctl"
 pidc=$(instance_pid 0 train)

@@ -35,6 +35,11 @@ gcl_status_t gcl_boot_single_create(gcl_boot_t **out);
 gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, gcl_boot_t **out, char *err,
                                  size_t len);
 
+/* Sets, before MPI_Init, how OpenMPI is to carry the bootstrap (and with MESSAGES the job's
+ * messages): its BTLs and PML, as OMPI_MCA_* variables the user did not set. Why each:
+ * job/bootstrap_route.c. */
+void gcl_boot_mpi_route(int messages);
+
 /* The MPI communicator (an MPI_Comm, as void *) of an "mpi" bootstrap, for the MPI transport;
  * NULL for any other. *THREAD_MULTIPLE says whether concurrent calls from threads are safe. */
 void *gcl_boot_mpi_comm(gcl_boot_t *b, int *thread_multiple);

@@ -57,19 +57,7 @@ static void mpi_destroy(gcl_boot_t *b)
  *   (getenv in OpenMPI's model callback): a setenv that moves the environment under it crashed
  *   an instance (seen once in about a thousand start-ups under load: SIGSEGV in getenv, called
  *   from mca_pmix_ext3x). psm2 serves only Omni-Path hardware.
- * - OMPI_MCA_pml=ob1 when the mpi transport carries the job's messages (MESSAGES): OpenMPI's
- *   default here, the cm PML over libfabric (mtl ofi), lost messages under load (of 12 runs of
- *   allreduce-check over 4 instances with GCL_TRANSPORT=mpi, 4 waited for a message that
- *   never came and ended in GCL_TIMEOUT_S; 0 of 6 with ob1).
- * - OMPI_MCA_btl_tcp_progress_thread=1 when MPI is only the bootstrap: OpenMPI 4.1's tcp BTL
- *   reads the handshake of every connection to its port (1024 and up, on every interface) with
- *   a blocking recv inside opal_progress. A stranger who connects and sends one byte froze
- *   every MPI call of the instance for as long as it held the connection (20 s of 20 held, with
- *   gcl_preempt_agree's exchange in every training step waiting behind it). In a thread of its
- *   own that read blocks only the tcp BTL, which carries nothing when OpenMPI picks its cm PML
- *   (over libfabric), as it does on these hosts. Where it picks ob1 the tcp BTL carries the
- *   bootstrap's calls, and they still wait; with GCL_TRANSPORT=mpi it carries every message,
- *   so the setting is left alone then.
+ * - how OpenMPI carries the bootstrap, its BTLs and PML: job/bootstrap_route.c;
  * - FI_OFI_RXM_EAGER_LIMIT=1 GiB, the most GCL_OFI_CHUNK_BYTES allows: every message of the ofi
  *   transport is eager (libfabric takes it here, as OpenMPI's MTL initialises libfabric inside
  *   MPI_Init). Above its 16 KiB default, ofi_rxm over tcp uses rendezvous, and libfabric 1.17's
@@ -85,10 +73,7 @@ static void prepare_mpi_env(int messages)
         setenv("FI_OFI_RXM_EAGER_LIMIT", "1073741824", 0);
     if (!getenv("OMPI_MCA_mtl"))
         setenv("OMPI_MCA_mtl", "^psm2", 0);
-    if (messages && !getenv("OMPI_MCA_pml"))
-        setenv("OMPI_MCA_pml", "ob1", 0);
-    if (!messages && !getenv("OMPI_MCA_btl_tcp_progress_thread"))
-        setenv("OMPI_MCA_btl_tcp_progress_thread", "1", 0);
+    gcl_boot_mpi_route(messages);
 }
 
 gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, gcl_boot_t **out, char *err,
