@@ -174,13 +174,13 @@ static int must_wait(gcl_hostbox_t *hb, int consequence)
  *     an instance of this host that failed for a cause of its own leave first (up to
  *     CAUSE_WAIT_S), so that its report (the cause) is whole; the consequences have said theirs
  *     as they failed.
- * Not with the mpi transport, where alarms are not heeded either (request.c): a failing call's
- * clean-up there can wait in MPI for a peer (OpenMPI's ob1 does not cancel a send, and a large
- * one completes only once received), and a peer that stopped to wait would hold it. */
+ * Not where the mpi transport carries messages, where alarms are not heeded either (request.c): a
+ * failing call's clean-up there can wait in MPI for a peer (OpenMPI's ob1 does not cancel a send,
+ * and a large one completes only once received), and a peer that stopped to wait would hold it. */
 static void await_verdicts(struct gcl_instance *inst, int first)
 {
     gcl_hostbox_t *hb = &inst->host.hb;
-    if (!hb->base || inst->fabric.mpi)
+    if (!hb->base || gcl_fabric_mpi_carries(&inst->fabric))
         return;
     int consequence = first >= 0 && hb->ipus[inst->run.ctxs[first].ipu.hostlocal].consequence;
     double start = gcl_now();

@@ -205,14 +205,16 @@ static void check(struct gcl_request *r)
 }
 
 /* Whether an alarm rang for IPU since it last looked: its checks are then due at once. Not
- * with the mpi transport: a failing call's clean-up there can wait in MPI for its peers
- * (OpenMPI's ob1 does not cancel a send, and a large one completes only once received), and
- * peers that all failed at once, each with a large send to the other posted, waited for each
- * other without end (faults_inject_post_2inst-mpi). The checks' ~100 ms turn lets a peer that
- * has not failed yet receive what was sent to it. */
+ * where the mpi transport carries messages: a failing call's clean-up there waits in MPI for
+ * its peers (OpenMPI's ob1 does not cancel a send, and a large one completes only once
+ * received), and peers that all failed at once, each with a large send to the other posted,
+ * each gave up only at the bound of mpi_cancel's wait (faults_inject_post_2inst-mpi). The
+ * checks' ~100 ms turn lets a peer that has not failed yet receive what was sent to it. The
+ * mpi backend that GCL_TRANSPORT=auto makes beside tcp across hosts carries nothing: alarms
+ * ring there. */
 static int alarmed(gcl_ipu_t *ipu, gcl_doorbell_t *bell)
 {
-    return !ipu->fabric->mpi && gcl_doorbell_alarmed(bell, &ipu->alarms_seen);
+    return !gcl_fabric_mpi_carries(ipu->fabric) && gcl_doorbell_alarmed(bell, &ipu->alarms_seen);
 }
 
 /* The pass a thread makes after announcing that it is about to sleep (wait.h). */

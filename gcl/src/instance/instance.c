@@ -292,19 +292,21 @@ gcl_status_t gcl_instance_close(struct gcl_instance *inst)
 {
     gcl_status_t rc = GCL_OK;
     const gcl_job_t *j = &inst->job;
+    /* Nobody may unmap the host box while a peer could still be reading from it. After a failure
+     * the others may never arrive, so a failed instance does not wait. */
+    if (inst->boot && !inst->run.failed && inst->boot->barrier(inst->boot) != GCL_OK)
+        rc = GCL_ERR_MPI;
+    /* Only then are this instance's IPUs marked exited: before the barrier a peer still
+     * retiring its last call could read the mark and take a live instance for a gone one. A
+     * failed IPU stays failed: its peers still waiting are told why, not that it left. Only
+     * this instance writes its IPUs' states, and its IPU threads have ended. */
     if (inst->host.hb.base) {
-        /* A failed IPU stays failed: its peers still waiting are told why, not that it left.
-         * Only this instance writes its IPUs' states, and its IPU threads have ended. */
         for (int k = 0; k < j->num_local_ipus; k++) {
             gcl_hostbox_ipu_t *me = &inst->host.hb.ipus[j->ipu_hostlocal[j->first_ipu + k]];
             if (atomic_load(&me->state) != GCL_IPU_FAILED)
                 atomic_store(&me->state, GCL_IPU_EXITED);
         }
     }
-    /* Nobody may unmap the host box while a peer could still be reading from it. After a failure
-     * the others may never arrive, so a failed instance does not wait. */
-    if (inst->boot && !inst->run.failed && inst->boot->barrier(inst->boot) != GCL_OK)
-        rc = GCL_ERR_MPI;
     if (inst->boot)
         inst->boot->failed = inst->run.failed;
     gcl_ctrl_stop(inst->ctrl);

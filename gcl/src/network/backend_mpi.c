@@ -6,12 +6,15 @@
  */
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "job/bootstrap.h"
 #include "base/fault.h"
 #include "base/log.h"
+#include "base/wait.h"
 #include "network/backend.h"
 
 enum { MAX_LOCAL_IPUS = 256 };
@@ -20,6 +23,7 @@ typedef struct {
     gcl_net_t base;
     MPI_Comm comm;
     int serialize; /* MPI is not MPI_THREAD_MULTIPLE: one call at a time */
+    atomic_int gave_up; /* a cancel's wait ran out: later ones wait CANCEL_WAIT_AGAIN_S */
     pthread_mutex_t lock;
 } net_mpi_t;
 
@@ -98,17 +102,41 @@ static int mpi_test(gcl_net_t *n, void *req)
     return flag;
 }
 
+/* A request is cancelled when its call failed. MPI_Cancel ends a receive that nothing matched;
+ * OpenMPI's ob1 does not cancel a send, which ends only once its receiver took it (a large one)
+ * or it was buffered (a small one), and a receiver that failed too never takes it. So the wait
+ * for the end has a bound: CANCEL_WAIT_S, and CANCEL_WAIT_AGAIN_S for every later cancel of the
+ * backend once one was given up (a peer that is gone would cost every piece of a call the full
+ * bound). A request still not ended then is left to MPI, and never freed: MPI may still write
+ * its handle. Its message can never be matched again: the call's communicator failed with it. */
+#define CANCEL_WAIT_S       0.5
+#define CANCEL_WAIT_AGAIN_S 0.01
+
 static void mpi_cancel(gcl_net_t *n, void *req)
 {
     net_mpi_t *m = (net_mpi_t *)n;
     MPI_Request *r = req;
+    int done = *r == MPI_REQUEST_NULL;
     lock(m);
-    if (*r != MPI_REQUEST_NULL) {
+    if (!done)
         MPI_Cancel(r);
-        MPI_Wait(r, MPI_STATUS_IGNORE);
-    }
     unlock(m);
-    free(r);
+    double until = gcl_now() + (atomic_load(&m->gave_up) ? CANCEL_WAIT_AGAIN_S : CANCEL_WAIT_S);
+    while (!done) {
+        lock(m);
+        int rc = MPI_Test(r, &done, MPI_STATUS_IGNORE);
+        unlock(m);
+        if (rc != MPI_SUCCESS) /* it ended, in error: MPI has let go of it */
+            done = 1;
+        if (done || gcl_now() >= until)
+            break;
+        sched_yield();
+    }
+    if (!done && !atomic_exchange(&m->gave_up, 1))
+        GCL_WARN(GCL_SUB_MPI, "mpi: a cancelled transfer did not end within %.1f s: left to MPI",
+                 CANCEL_WAIT_S);
+    if (done)
+        free(r);
 }
 
 static void mpi_destroy(gcl_net_t *n)

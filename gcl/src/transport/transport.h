@@ -83,6 +83,14 @@ extern const gcl_transport_t gcl_transport_mpi;
 extern const gcl_transport_t gcl_transport_ofi;
 extern const gcl_transport_t gcl_transport_tcp;
 
+/* Whether the mpi backend carries messages between instances, not only exists beside tcp or
+ * ofi (with GCL_TRANSPORT=auto across hosts libgcl makes it too): GCL_TRANSPORT=mpi, or no
+ * other network started. */
+static inline int gcl_fabric_mpi_carries(const gcl_fabric_t *f)
+{
+    return f->mpi != NULL && (f->forced == &gcl_transport_mpi || (!f->tcp && !f->ofi));
+}
+
 /* The first transport of the table that connects ME to PEER (never NULL for a valid job:
  * local and shm connect everything on a host, and a job that spans hosts has a network). */
 const gcl_transport_t *gcl_transport_pick(const gcl_fabric_t *f, int me, int peer);
