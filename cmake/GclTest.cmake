@@ -19,12 +19,13 @@ endfunction()
 # AddressSanitizer and UBSan (label smoke), beside the unit, fault and fuzz tests: every
 # transport (local, shm pipelined and single-copy, host-direct staged, mpi, tcp and ofi across
 # namespace hosts), a mismatch, pipelined and data-parallel training, a restart, poprun's own
-# runs, and the Python package.
+# runs, the Python package, and the soak's sample of every transport, collective, size and
+# layout (soak_quick).
 set(GCL_SMOKE_TESTS
     multiproc_allreduce_8x2 multiproc_matrix_4x2 multiproc_matrix_8x4_staged
     multiproc_allreduce_mpi_transport multiproc_allreduce_shm_pipelined
     multiproc_netns_matrix_tcp multiproc_netns_matrix_ofi multiproc_mismatch_count_2 train_data_parallel train_pipeline
-    train_restart poprun_run python_api)
+    train_restart poprun_run python_api soak_quick)
 
 # gcl_add_script_test(NAME COMMAND cmd... [TIMEOUT s] [LABELS l...] [ENV k=v...] [SERIAL])
 #
