@@ -136,7 +136,7 @@ static gcl_status_t exchange(struct gcl_instance *inst, int value, int *out)
         if (all[i] > *out)
             *out = all[i];
     free(all);
-    return rc == GCL_OK ? GCL_OK : GCL_ERR_MPI;
+    return rc == GCL_OK || rc == GCL_ERR_TIMEOUT ? rc : GCL_ERR_MPI;
 }
 
 /* Records why CTX's gcl_preempt_agree failed, for gcl_ctx_last_error. */
@@ -207,7 +207,12 @@ gcl_status_t gcl_preempt_agree(gcl_ctx_t ctx, int *signo)
         pthread_cond_broadcast(&p->cond);
     }
     if (rc == GCL_OK && (rc = p->status) != GCL_OK)
-        agree_fail(ctx, rc, "exchanging the stop request with the other instances failed", 0);
+        agree_fail(ctx, rc,
+                   rc == GCL_ERR_TIMEOUT
+                       ? "another instance did not come to the exchange of the stop request "
+                         "within GCL_TIMEOUT_S"
+                       : "exchanging the stop request with the other instances failed",
+                   0);
     if (rc == GCL_OK)
         *signo = p->result;
     pthread_mutex_unlock(&p->lock);

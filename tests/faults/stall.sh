@@ -17,6 +17,10 @@
 #             replica 0 publishes only once every other replica's cell is there): every warning
 #             names replica 3 as awaited, none replica 0, which only waits for it.
 #   single    as warn, one instance of 4 replicas without poprun: "instance 0".
+#   preempt   GCL_TIMEOUT_S=2, 30 s late, in gcl_preempt_agree: the replicas of instance 0 wait
+#             in its exchange between the instances (the MPI bootstrap's allgather), which gives
+#             up after GCL_TIMEOUT_S with GCL_ERR_TIMEOUT (it waited without end before), or
+#             are aborted after their sibling; poprun exits non-zero long before replica 3 wakes.
 #   poll_never, poll_returned, poll_killed: the others poll gcl_test (GCL_TIMEOUT_S=5) while
 #             replica 3 never calls (30 s late), returns from its program without the call, or
 #             has its instance killed (kill -9, 1 s after the others entered the call). Each
@@ -27,7 +31,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-[ $# -eq 3 ] || { echo "usage: $0 warn|quiet|timeout|mpi|single POPRUN FAULTS_STALL" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: $0 warn|quiet|timeout|preempt|mpi|single|barrier|poll_* POPRUN FAULTS_STALL" >&2; exit 2; }
 case=$1 poprun=$2 prog=$3
 faults_init "stall-$case"
 out=$FT/out
@@ -40,6 +44,9 @@ case $case in
           "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 2 >"$out" 2>&1 || status=$? ;;
   timeout) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=2 \
           "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 30 >"$out" 2>&1 || status=$? ;;
+  preempt) marked env GCL_TIMEOUT_S=2 \
+          "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 30 preempt >"$out" 2>&1 ||
+          status=$? ;;
   mpi) marked env GCL_STALL_WARN_S=1 GCL_TIMEOUT_S=60 GCL_TRANSPORT=mpi \
           "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 3 barrier >"$out" 2>&1 ||
           status=$? ;;
@@ -118,6 +125,17 @@ case $case in
     done
     timed_out 0 || timed_out 1 || timed_out 2 || fail "no replica timed out naming $who"
     [ "$elapsed" -lt 45000 ] || fail "the job took $elapsed ms: the timeout did not end it"
+    ;;
+  preempt)
+    [ "$status" -ne 0 ] || fail "the job exited 0 although instance 1 never came"
+    bound="GCL_ERR_TIMEOUT after [0-9.]+ s: .*another instance did not come to the exchange of the stop request within GCL_TIMEOUT_S"
+    grep -Eq "^\[instance 0\] faults-stall: replica [01]: $bound" "$out" ||
+      fail "no replica of instance 0 gave up the exchange with GCL_ERR_TIMEOUT"
+    for r in 0 1; do
+      grep -Eq "^\[instance 0\] faults-stall: replica $r: ($bound|GCL_ERR_ABORTED)" "$out" ||
+        fail "replica $r neither timed out in the exchange nor was aborted"
+    done
+    [ "$elapsed" -lt 20000 ] || fail "the job took $elapsed ms: the exchange's bound did not end it"
     ;;
   poll_*)
     [ "$status" -ne 0 ] || fail "the job exited 0, although replica 3 never made the call"

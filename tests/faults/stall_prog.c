@@ -5,7 +5,8 @@
  * that names the late replica and its instance) and GCL_TIMEOUT_S (GCL_ERR_TIMEOUT naming it).
  * COLLECTIVE "poll" is an all_reduce started with gcl_all_reduce_start and polled with gcl_test
  * every millisecond; with it, SECONDS "return" makes replica LATE return from its program
- * without the call. Public API only.
+ * without the call. COLLECTIVE "preempt" is gcl_preempt_agree, whose exchange between the
+ * instances goes through the MPI bootstrap. Public API only.
  *
  * Each replica prints "faults-stall: replica R: STATUS after S.SS s: error text", S the time in
  * the call. Exit status 0 when every local replica returned GCL_OK, 1 otherwise, 2 for a usage
@@ -18,6 +19,7 @@
 #include <time.h>
 
 #include "gcl/gcl.h"
+#include "gcl/preempt.h"
 
 typedef struct {
     int late;
@@ -77,7 +79,10 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
     }
     gcl_status_t rc;
     double t0 = now_s();
-    if (!strcmp(j->coll, "poll"))
+    int signo = 0;
+    if (!strcmp(j->coll, "preempt"))
+        rc = gcl_preempt_agree(ctx, &signo);
+    else if (!strcmp(j->coll, "poll"))
         rc = poll_all_reduce(comm, buf);
     else if (!strcmp(j->coll, "barrier"))
         rc = gcl_barrier(comm);
@@ -88,13 +93,14 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
     else
         rc = gcl_all_reduce(comm, buf, buf, 256, GCL_F32, GCL_SUM);
     printf("faults-stall: replica %d: %s after %.2f s: %s\n", gcl_ctx_replica(ctx),
-           gcl_status_name(rc), now_s() - t0, gcl_last_error(comm));
+           gcl_status_name(rc), now_s() - t0,
+           !strcmp(j->coll, "preempt") ? gcl_ctx_last_error(ctx) : gcl_last_error(comm));
     fflush(stdout);
     atomic_fetch_add(&j->failed, rc != GCL_OK);
     free(buf);
     gcl_comm_destroy(comm);
     /* A failure fails gcl_run, so the instance exits at once instead of waiting for the others
-     * in gcl_finalize (which waits, without a timeout, for every instance whose run went well). */
+     * in gcl_finalize (which waits up to GCL_TIMEOUT_S for every instance whose run went well). */
     return rc;
 }
 
@@ -105,7 +111,7 @@ int main(int argc, char **argv)
     int leaves = argc >= 3 && !strcmp(argv[2], "return") && !strcmp(j.coll, "poll");
     j.seconds = leaves ? -1 : argc >= 3 ? strtod(argv[2], &end) : -1;
     if (argc < 3 || argc > 4 || (!leaves && (!end || *end || j.seconds < 0 || j.seconds > 3600))) {
-        fprintf(stderr, "usage: faults-stall LATE_REPLICA SECONDS|return [COLLECTIVE|poll]\n");
+        fprintf(stderr, "usage: faults-stall LATE_REPLICA SECONDS|return [COLLECTIVE|poll|preempt]\n");
         return 2;
     }
     gcl_config_t cfg = {.num_replicas = 4, .ipus_per_replica = 1};

@@ -195,7 +195,7 @@ static gcl_status_t start_boot(struct gcl_instance *inst)
     gcl_status_t rc =
         inst->job.num_instances > 1
             ? gcl_boot_mpi_create(inst->job.num_instances, !strcmp(inst->params.transport, "mpi"),
-                                  &inst->boot, err, sizeof err)
+                                  inst->params.timeout_s, &inst->boot, err, sizeof err)
             : gcl_boot_single_create(&inst->boot);
     return rc == GCL_OK ? rc : fail(inst, rc, "%s", err[0] ? err : gcl_status_string(rc));
 }

@@ -31,9 +31,11 @@ gcl_status_t gcl_boot_single_create(gcl_boot_t **out);
 
 /* Initialises MPI with MPI_THREAD_MULTIPLE unless the program already did, and checks that it
  * has EXPECTED_SIZE ranks. MESSAGES: the mpi transport will carry the job's messages (OpenMPI
- * is then asked for its ob1 PML; see bootstrap_mpi.c). On failure, a sentence in ERR. */
-gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, gcl_boot_t **out, char *err,
-                                 size_t len);
+ * is then asked for its ob1 PML; see bootstrap_route.c). Each of its calls gives up after
+ * TIMEOUT_S with GCL_ERR_TIMEOUT (the instance cannot go on: MPI_Finalize is then skipped). On
+ * failure, a sentence in ERR. */
+gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, double timeout_s,
+                                 gcl_boot_t **out, char *err, size_t len);
 
 /* Sets, before MPI_Init, how OpenMPI is to carry the bootstrap (and with MESSAGES the job's
  * messages): its BTLs and PML, as OMPI_MCA_* variables the user did not set. Why each:

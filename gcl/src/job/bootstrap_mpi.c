@@ -4,44 +4,81 @@
 
 #include <mpi.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/fault.h"
+#include "base/wait.h"
 
 typedef struct {
     MPI_Comm comm;
     int we_initialized; /* MPI_Finalize is ours to call */
     int thread_multiple;
+    double timeout_s; /* a call gives up after this long (GCL_TIMEOUT_S) */
+    int stuck;        /* a call gave up: its request is MPI's for good, MPI_Finalize would wait */
 } mpi_boot_t;
+
+/* Waits for R by TIMEOUT_S: every call of the bootstrap has a bound, as every blocking call of
+ * libgcl has (a peer stuck outside libgcl held gcl_preempt_agree's exchange in every training
+ * step without end). Looks at once, then yields the core, then naps 0.1 ms between looks: the
+ * calls are few and small (start-up, a step's agreement, the last barrier). */
+static gcl_status_t finish(mpi_boot_t *m, MPI_Request *r)
+{
+    double until = gcl_now() + m->timeout_s;
+    struct timespec nap = {0, 100000};
+    for (unsigned looks = 0;; looks++) {
+        int done = 0;
+        if (MPI_Test(r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return GCL_ERR_MPI;
+        if (done)
+            return GCL_OK;
+        if (gcl_now() >= until) {
+            m->stuck = 1; /* the request stays MPI's: it cannot be cancelled */
+            return GCL_ERR_TIMEOUT;
+        }
+        if (looks < 1000)
+            sched_yield();
+        else
+            nanosleep(&nap, NULL);
+    }
+}
 
 static gcl_status_t mpi_allgather(gcl_boot_t *b, const void *mine, void *all, size_t bytes)
 {
     mpi_boot_t *m = b->impl;
-    return MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, m->comm) ==
-                   MPI_SUCCESS
-               ? GCL_OK
-               : GCL_ERR_MPI;
+    MPI_Request r;
+    if (m->stuck || MPI_Iallgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, m->comm,
+                                   &r) != MPI_SUCCESS)
+        return GCL_ERR_MPI;
+    return finish(m, &r);
 }
 
 static gcl_status_t mpi_bcast(gcl_boot_t *b, void *buf, size_t bytes, int root)
 {
     mpi_boot_t *m = b->impl;
-    return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, m->comm) == MPI_SUCCESS ? GCL_OK
-                                                                              : GCL_ERR_MPI;
+    MPI_Request r;
+    if (m->stuck || MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, m->comm, &r) != MPI_SUCCESS)
+        return GCL_ERR_MPI;
+    return finish(m, &r);
 }
 
 static gcl_status_t mpi_barrier(gcl_boot_t *b)
 {
     mpi_boot_t *m = b->impl;
-    return MPI_Barrier(m->comm) == MPI_SUCCESS ? GCL_OK : GCL_ERR_MPI;
+    MPI_Request r;
+    if (m->stuck || MPI_Ibarrier(m->comm, &r) != MPI_SUCCESS)
+        return GCL_ERR_MPI;
+    return finish(m, &r);
 }
 
 static void mpi_destroy(gcl_boot_t *b)
 {
     mpi_boot_t *m = b->impl;
     /* MPI_Finalize waits for every rank; after a failure some never come, and mpirun ends the
-     * job when this process exits with an error. */
-    if (!b->failed) {
+     * job when this process exits with an error. A call that gave up left a request MPI would
+     * wait for too. */
+    if (!b->failed && !m->stuck) {
         MPI_Comm_free(&m->comm);
         if (m->we_initialized)
             MPI_Finalize();
@@ -76,8 +113,8 @@ static void prepare_mpi_env(int messages)
     gcl_boot_mpi_route(messages);
 }
 
-gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, gcl_boot_t **out, char *err,
-                                 size_t len)
+gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, double timeout_s,
+                                 gcl_boot_t **out, char *err, size_t len)
 {
     gcl_boot_t *b = gcl_calloc(1, sizeof *b);
     mpi_boot_t *m = gcl_calloc(1, sizeof *m);
@@ -99,6 +136,7 @@ gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, gcl_boot_t **o
         MPI_Query_thread(&provided);
     }
     m->thread_multiple = provided >= MPI_THREAD_MULTIPLE;
+    m->timeout_s = timeout_s;
     /* Errors come back as codes, so that a failing call becomes a status, not an abort. */
     MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
     MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
