@@ -116,7 +116,9 @@ gcl_status_t gcl_init(const gcl_config_t *config, gcl_instance_t *out);
 const char *gcl_init_error(void);
 
 /* Ends the instance: frees everything gcl_init made and finalises MPI if gcl_init started it.
- * Collective over all instances. INST may be NULL. */
+ * Collective over all instances: it waits for the others, at most GCL_TIMEOUT_S (then it
+ * returns GCL_ERR_TIMEOUT, skips MPI_Finalize, and the process should exit with an error).
+ * Returns GCL_OK, GCL_ERR_TIMEOUT or GCL_ERR_MPI. INST may be NULL. */
 gcl_status_t gcl_finalize(gcl_instance_t inst);
 
 typedef gcl_status_t (*gcl_program_t)(gcl_ctx_t ctx, void *arg);

@@ -293,9 +293,15 @@ gcl_status_t gcl_instance_close(struct gcl_instance *inst)
     gcl_status_t rc = GCL_OK;
     const gcl_job_t *j = &inst->job;
     /* Nobody may unmap the host box while a peer could still be reading from it. After a failure
-     * the others may never arrive, so a failed instance does not wait. */
-    if (inst->boot && !inst->run.failed && inst->boot->barrier(inst->boot) != GCL_OK)
-        rc = GCL_ERR_MPI;
+     * the others may never arrive, so a failed instance does not wait; nor does any instance
+     * wait longer than GCL_TIMEOUT_S. */
+    if (inst->boot && !inst->run.failed && (rc = inst->boot->barrier(inst->boot)) != GCL_OK) {
+        GCL_ERROR(GCL_SUB_INIT,
+                  "gcl_finalize: %s: not every instance came to its final barrier%s",
+                  gcl_status_name(rc),
+                  rc == GCL_ERR_TIMEOUT ? " within GCL_TIMEOUT_S" : " (MPI failed)");
+        rc = rc == GCL_ERR_TIMEOUT ? rc : GCL_ERR_MPI;
+    }
     /* Only then are this instance's IPUs marked exited: before the barrier a peer still
      * retiring its last call could read the mark and take a live instance for a gone one. A
      * failed IPU stays failed: its peers still waiting are told why, not that it left. Only
