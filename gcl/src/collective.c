@@ -83,9 +83,12 @@ static gcl_status_t check_buffers(struct gcl_comm *c, const gcl_call_t *call)
     size_t es = gcl_dtype_size(call->type);
     uint64_t in, out, ia, oa;
     shape(call, c->peers.size, c->peers.rank, &in, &out, &ia, &oa);
-    if (es && (call->count > (SIZE_MAX / 4) / es / (size_t)c->peers.size))
-        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what, "%zu elements is too many",
-                      call->count);
+    size_t most = es ? (SIZE_MAX / 4) / es / (size_t)c->peers.size : 0;
+    if (es && call->count > most)
+        return reject(c, GCL_ERR_INVALID_ARGUMENT, call->what,
+                      "%zu elements is too many: at most %zu of %zu bytes on a group of %d "
+                      "(2^62 bytes in all, docs/libgcl.md#limits)",
+                      call->count, most, es, c->peers.size);
     if (sizes_only(c, call))
         return GCL_OK;
     int needs_send = call->coll != COLL_BROADCAST || c->peers.rank == call->root;

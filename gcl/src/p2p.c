@@ -84,8 +84,16 @@ static gcl_status_t p2p(struct gcl_ctx *ctx, int peer, const void *buf, size_t c
         return refuse(ctx, what, "the tag must be in 0 .. 2^20-1", tag);
     if (es == 0)
         return refuse(ctx, what, "unknown element type", (int)type);
-    if (count > (SIZE_MAX / 4) / es || (count > 0 && !buf && !ctx->ipu.phantom))
-        return refuse(ctx, what, "a NULL or too large buffer", count > INT32_MAX ? -1 : (int)count);
+    if (count > (SIZE_MAX / 4) / es) {
+        gcl_ctx_fail(ctx, GCL_ERR_INVALID_ARGUMENT,
+                     "%s: %zu elements is too many: at most %zu of %zu bytes (2^62 bytes, "
+                     "docs/libgcl.md#limits)",
+                     what, count, (SIZE_MAX / 4) / es, es);
+        GCL_WARN(GCL_SUB_COLL, "%s", gcl_err_text(&ctx->err));
+        return GCL_ERR_INVALID_ARGUMENT;
+    }
+    if (count > 0 && !buf && !ctx->ipu.phantom)
+        return refuse(ctx, what, "a NULL buffer for elements", count > INT32_MAX ? -1 : (int)count);
     GCL_CHECK(gcl_ipu_settle_for(&ctx->ipu, &ctx->err));
     struct gcl_comm *comm = gcl_ctx_p2p_comm(ctx);
     struct gcl_request *r = comm ? gcl_calloc(1, sizeof *r) : NULL;

@@ -234,6 +234,11 @@ static gcl_status_t fault_program(gcl_ctx_t ctx, void *arg)
         f->status[me] = rc;
         snprintf(f->text[me], sizeof f->text[me], "%s", gcl_last_error(comm));
         rc = gcl_all_reduce(comm, NULL, x, 16, GCL_F32, GCL_SUM);
+        /* Past the limit of 2^62 bytes over the group: refused naming it, nothing read. */
+        gcl_status_t over = gcl_all_reduce(comm, x, x, (SIZE_MAX / 4) / 4 / 2 + 1, GCL_F32, GCL_SUM);
+        if (over != GCL_ERR_INVALID_ARGUMENT || !strstr(gcl_last_error(comm), "at most ") ||
+            !strstr(gcl_last_error(comm), "2^62 bytes"))
+            f->status[me] = GCL_ERR_INTERNAL;
         gcl_comm_t bad = NULL;
         if (rc != GCL_ERR_INVALID_ARGUMENT ||
             gcl_comm_create(ctx, gcl_group_consecutive(3), &bad) != GCL_ERR_INVALID_ARGUMENT ||
