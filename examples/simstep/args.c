@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "simstep.h"
 
@@ -33,6 +34,7 @@ static const char *const usage =
     "  --replicas R               replicas without poprun (default 1)\n"
     "  --topology T               the pod without poprun: M2000, POD16, POD64, POD128, POD256,\n"
     "                             a topology file, either with ,KEY=VALUE overrides\n"
+    "  --ipu gc200|bow            the IPU of the pod (default gc200, or the topology's)\n"
     "  --schedule popart|gpipe|1f1b   pipeline order (default popart: PopART's lock-step\n"
     "                             cycles, which Graphcore's pipelines ran)\n"
     "  --pipeline-splits LIST     first layer (name or index) of stages 1..K-1, comma-separated\n"
@@ -243,6 +245,11 @@ static int option(simstep_opts_t *o, const char *opt, const char *v)
         return (o->json = v, 0);
     if (!strcmp(opt, "--topology"))
         return (o->topology = v, 0);
+    if (!strcmp(opt, "--ipu")) {
+        if (strcasecmp(v, "gc200") && strcasecmp(v, "bow"))
+            return bad(opt, v, "expected gc200 or bow");
+        return (o->ipu = v, 0);
+    }
     if (!strcmp(opt, "--pipeline-splits"))
         return (o->splits = v, 0);
     if (!strcmp(opt, "--att-ffn-placement") || !strcmp(opt, "--layers-per-ipu")) {
@@ -258,6 +265,28 @@ static int option(simstep_opts_t *o, const char *opt, const char *v)
     if ((rc = word_option(o, opt, v, &done)) || done)
         return rc;
     return bad(opt, NULL, "unknown option");
+}
+
+/* --ipu: the pod's topology (--topology, GCL_TOPOLOGY under poprun, or the smallest preset
+ * that holds --replicas x --stages) with the override ipu=NAME. */
+static int with_ipu(simstep_opts_t *o)
+{
+    long ipus = (o->replicas ? o->replicas : 1) * (o->stages ? o->stages : 1);
+    const char *base = o->topology ? o->topology : getenv("GCL_TOPOLOGY");
+
+    if (!o->ipu)
+        return 0;
+    if (!base || !base[0])
+        base = ipus <= 4     ? "M2000"
+               : ipus <= 16  ? "POD16"
+               : ipus <= 64  ? "POD64"
+               : ipus <= 128 ? "POD128"
+                             : "POD256";
+    if (snprintf(o->topology_ipu, sizeof o->topology_ipu, "%s,ipu=%s", base, o->ipu) >=
+        (int)sizeof o->topology_ipu)
+        return bad("--topology", NULL, "is too long with --ipu");
+    o->topology = o->topology_ipu;
+    return 0;
 }
 
 /* Options of earlier versions, and what replaces them. */
@@ -295,7 +324,7 @@ static int known(const char *opt)
 {
     static const char list[] =
         " --model --sequence-length --micro-batch --gradient-accumulation --global-batch "
-        "--stages --replicas --topology --schedule --pipeline-splits --recompute --optimizer "
+        "--stages --replicas --topology --ipu --schedule --pipeline-splits --recompute --optimizer "
         "--optimizer-state --grad-type --host-servers --host-samples-per-s --epochs "
         "--train-samples --run-overhead-s --steps --warmup --json --sequences-per-pack "
         "--att-ffn-placement --layers-per-ipu --replicated-tensor-sharding --eval-samples "
@@ -357,5 +386,5 @@ int simstep_parse(int argc, char **argv, simstep_opts_t *o)
                    "give a placement or --pipeline-splits, not both");
     if (!o->seq)
         o->seq = 512;
-    return 0;
+    return with_ipu(o);
 }

@@ -144,6 +144,17 @@ static const char *state_place(const simstep_t *w)
     return offchip ? (rts ? "streaming-sharded" : "streaming") : (rts ? "sharded" : "on-chip");
 }
 
+/* The pod's constant KEY (sim/params.h), or DEF when it has none. */
+static double pod_param(gcl_instance_t inst, const char *key, double def)
+{
+    gcl_sim_param_t par;
+
+    for (int i = 0; gcl_sim_param(inst, i, &par) == 0; i++)
+        if (strcmp(par.key, key) == 0)
+            return par.value;
+    return def;
+}
+
 int simstep_resolve(simstep_t *w, gcl_instance_t inst)
 {
     char err[1024];
@@ -172,6 +183,8 @@ int simstep_resolve(simstep_t *w, gcl_instance_t inst)
     if (rc != GCL_OK)
         return refuse(w, rc == GCL_ERR_INVALID_ARGUMENT ? 2 : 1, "%s", err);
     gcl_sim_plan_info(w->plan, &w->pinfo);
+    w->ild_size = gcl_sim_topology_ipus(inst) / gcl_sim_topology_ilds(inst);
+    w->reduce_buffer = pod_param(inst, "reduction_buffer_bytes", 0);
     for (int s = 0; s < w->stages; s++)
         gcl_sim_plan_stage(w->plan, s, &w->stage[s]);
     for (int f = 0; f < w->pinfo.fragments && f <= SIMSTEP_MAX_STAGES; f++)
@@ -202,6 +215,7 @@ int simstep_run_job(simstep_t *w, int report_errors, const char *topology)
     }
     gcl_instance_info(inst, &w->info);
     snprintf(w->topology, sizeof w->topology, "%s", gcl_sim_topology(inst));
+    snprintf(w->ipu, sizeof w->ipu, "%s", gcl_sim_device(inst));
     for (w->nparams = 0; w->nparams < 64; w->nparams++)
         if (gcl_sim_param(inst, w->nparams, &w->params[w->nparams]) != 0)
             break;

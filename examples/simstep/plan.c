@@ -41,7 +41,7 @@ typedef struct {
     simstep_t *w;
     gcl_instance_t inst;
     int ipus;
-    double host_exchange_s, streaming_bps, gateway_bps, capacity, reserve;
+    double host_sync_s, stream_s, streaming_bps, domain_bps, capacity, reserve;
     int ilds;
     plan_cand_t *c;
     size_t n, cap;
@@ -92,7 +92,8 @@ static gcl_sim_plan_t plan_of(const search_t *s, const plan_cand_t *c, gcl_statu
 }
 
 /* The lock-step compute of a step of PLAN (sim/pipeline.h): each cycle, the busiest IPU's
- * passes and a host exchange. A lower bound on the simulated step. */
+ * passes (IPU 0's with its micro-batch's stream copy) and in a pipeline the cycle's host sync;
+ * a single stage syncs with the host once a step. A lower bound on the simulated step. */
 static double lockstep_s(const search_t *s, gcl_sim_plan_t plan, const plan_cand_t *c)
 {
     gcl_sim_plan_info_t pi;
@@ -112,16 +113,16 @@ static double lockstep_s(const search_t *s, gcl_sim_plan_t plan, const plan_cand
             long fm = cy - f, bm = f == nf - 1 ? fm : cy - (2L * nf - 2 - f);
 
             if (fm >= 0 && fm < c->accum)
-                work[fr[f].stage] += fr[f].fwd_s;
+                work[fr[f].stage] += fr[f].fwd_s + (f == 0 ? s->stream_s * c->micro : 0);
             if (bm >= 0 && bm < c->accum)
                 work[fr[f].stage] +=
                     fr[f].bwd_s + (f < nf - 1 || nf == 1 ? fr[f].recompute_s : 0);
         }
         for (int k = 0; k < c->stages; k++)
             busiest = work[k] > busiest ? work[k] : busiest;
-        total += busiest + s->host_exchange_s;
+        total += busiest + (nf > 1 ? s->host_sync_s : 0);
     }
-    return total;
+    return total + (nf > 1 ? 0 : s->host_sync_s);
 }
 
 /* The optimizer's state vectors per value: what the update streams when the state is off chip
@@ -133,20 +134,17 @@ static double w_states(const simstep_t *w)
     return !strcmp(o, "sgd") ? 0 : !strcmp(o, "momentum") || !strcmp(o, "lars") ? 1 : 2;
 }
 
-/* A stage's gradient reduction between IPU-Link domains, at the least: every domain it spans
- * (M of them, L of the stage's replicas in each) sends out at least 2(M - 1)/M of the
- * gradient's bytes (a reduce-scatter's and an all-gather's share, 2 bytes a value at the
- * least), which leave through its L IPUs' own hops to their gateways (gateway_ipu_gbs). */
+/* The gradient reduction's traffic between IPU-Link domains: when the replicas span D domains,
+ * each domain sends 2(D - 1)/D of every stage's gradient (f16, the least a gradient takes) out
+ * at gateway_domain_gbs, the reductions of all stages together (what sim-step charges). */
 static double crossing_s(const search_t *s, const plan_cand_t *c, double weights)
 {
-    int per_ild = s->ipus / (s->ilds > 0 ? s->ilds : 1), m, l;
-    double bytes = weights * 2; /* f16, the least a gradient or weight takes */
+    int per_ild = s->ipus / (s->ilds > 0 ? s->ilds : 1);
+    int d = (c->replicas * c->stages + per_ild - 1) / per_ild;
 
-    if (s->ilds <= 1 || s->gateway_bps <= 0 || per_ild % c->stages)
+    if (d <= 1 || s->domain_bps <= 0)
         return 0;
-    l = per_ild / c->stages;
-    m = (c->replicas + l - 1) / l;
-    return m > 1 ? 2.0 * (m - 1) / m * bytes / l / s->gateway_bps : 0;
+    return 2.0 * (d - 1) / d * weights * 2 / s->domain_bps;
 }
 
 /* Plans candidate C: drops it when it does not fit with the reserve, else sets its bound. */
@@ -155,7 +153,7 @@ static void assess(search_t *s, plan_cand_t *c)
     char err[1024];
     gcl_status_t st;
     gcl_sim_plan_t p = plan_of(s, c, &st, err, sizeof err);
-    double step, streaming = 0, across = 0;
+    double step, streaming = 0, weights = 0;
 
     s->considered++;
     c->headroom = INFINITY;
@@ -170,7 +168,7 @@ static void assess(search_t *s, plan_cand_t *c)
         c->headroom = stg.mem_headroom < c->headroom ? stg.mem_headroom : c->headroom;
         if (c->offchip && s->streaming_bps > 0)
             streaming = fmax(streaming, 2 * states * 4 * ceil(shard) / s->streaming_bps);
-        across = fmax(across, crossing_s(s, c, stg.weights));
+        weights += stg.weights;
     }
     if (!p || st != GCL_OK || c->headroom < s->reserve) {
         c->dropped = 1;
@@ -180,7 +178,7 @@ static void assess(search_t *s, plan_cand_t *c)
     }
     s->fits++;
     c->lockstep_s = lockstep_s(s, p, c);
-    step = c->lockstep_s + streaming + across;
+    step = c->lockstep_s + streaming + crossing_s(s, c, weights);
     c->bound = step > 0 ? (double)c->replicas * c->micro * c->accum / step : 0;
     gcl_sim_plan_free(p);
 }
@@ -428,12 +426,14 @@ static int open_pod(search_t *s)
     }
     s->ipus = gcl_sim_topology_ipus(s->inst);
     for (int i = 0; gcl_sim_param(s->inst, i, &par) == 0; i++)
-        if (!strcmp(par.key, "host_exchange_ns"))
-            s->host_exchange_s = par.value * 1e-9;
+        if (!strcmp(par.key, "host_sync_ns"))
+            s->host_sync_s = par.value * 1e-9;
         else if (!strcmp(par.key, "streaming_gbs"))
             s->streaming_bps = par.value * 1e9;
-        else if (!strcmp(par.key, "gateway_ipu_gbs"))
-            s->gateway_bps = par.value * 1e9;
+        else if (!strcmp(par.key, "gateway_domain_gbs"))
+            s->domain_bps = par.value * 1e9;
+    /* One sample's stream copy from Streaming Memory (gcl_sim_feed). */
+    s->stream_s = s->streaming_bps > 0 ? w->minfo.input_bytes / s->streaming_bps : 0;
     s->ilds = gcl_sim_topology_ilds(s->inst);
     s->capacity = plan_capacity(w, s->inst);
     s->reserve = w->o.reserve_mb >= 0 ? w->o.reserve_mb * 1e6 : 0.05 * s->capacity;

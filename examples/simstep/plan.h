@@ -27,6 +27,7 @@ typedef struct {
     double reduce_share; /* the gradient reduction's share */
     double peak;         /* the largest simulated SRAM in use on an IPU, bytes */
     double ttt_s;        /* time to train (0: not asked) */
+    double range_lo, range_hi; /* samples/s over the leave-one-out sets (plan_range.c) */
 } plan_cand_t;
 
 typedef int (*plan_shape_fn)(void *ctx, const plan_cand_t *shape);
@@ -55,8 +56,17 @@ int plan_simulate(const simstep_t *w, plan_cand_t *c);
 /* The sim-step options that run C (into BUF). */
 void plan_command(const simstep_t *w, const plan_cand_t *c, char *buf, size_t len);
 
+/* The leave-one-out sets of the fitted constants, as topology overrides (plan_range.c): how
+ * many, and the I-th (NULL past the last). */
+size_t plan_range_sets(void);
+const char *plan_range_set(size_t i);
+
+/* Simulates the first ROWS of C again under every leave-one-out set and keeps each one's least
+ * and greatest samples/s (with its own). Returns 0, or 1 when a simulation failed. */
+int plan_ranges(const simstep_t *w, plan_cand_t *c, size_t rows);
+
 /* Prints the table of the best and their commands, and writes --json. Returns the exit status. */
-int plan_report(const simstep_t *w, const plan_cand_t *c, size_t n, long considered,
-                long simulated, long dropped, double reserve);
+int plan_report(const simstep_t *w, plan_cand_t *c, size_t n, long considered, long simulated,
+                long dropped, double reserve);
 
 #endif /* SIMSTEP_PLAN_H */

@@ -105,16 +105,17 @@ void plan_command(const simstep_t *w, const plan_cand_t *c, char *buf, size_t le
 
 static void print_row(const simstep_t *w, const plan_cand_t *c, int rank)
 {
-    char shape[32], batch[32];
+    char shape[32], batch[32], range[48];
 
     snprintf(shape, sizeof shape, "%d x %d", c->replicas, c->stages);
     snprintf(batch, sizeof batch, "%ld x %ld", c->micro, c->accum);
-    printf("%3d  %-9s %-10s %-32s %-11s %-17s %10.1f %9.3f  %4.1f/%4.1f/%3.1f/%4.1f/%4.1f  %7.1f "
-           "%7.1f",
+    snprintf(range, sizeof range, "%.0f-%.0f", c->range_lo, c->range_hi);
+    printf("%3d  %-9s %-10s %-32s %-11s %-17s %10.1f %15s %9.3f  %4.1f/%4.1f/%3.1f/%4.1f/%4.1f  "
+           "%7.1f %7.1f",
            rank, shape, batch, c->placement[0] ? c->placement : "(balanced layers)",
-           recomputes[c->recompute], plan_state(c), c->sps, c->step_us / 1e3, 100 * c->share[0],
-           100 * c->share[1], 100 * c->share[2], 100 * c->share[3], 100 * c->share[4],
-           c->peak / 1e6, c->headroom / 1e6);
+           recomputes[c->recompute], plan_state(c), c->sps, range, c->step_us / 1e3,
+           100 * c->share[0], 100 * c->share[1], 100 * c->share[2], 100 * c->share[3],
+           100 * c->share[4], c->peak / 1e6, c->headroom / 1e6);
     if (c->ttt_s > 0)
         printf(" %9.1f", c->ttt_s / 60);
     printf("\n");
@@ -134,9 +135,12 @@ static void write_json(const simstep_t *w, const plan_cand_t *c, size_t n, long 
     fprintf(f,
             "{\"model\": \"%s\", \"topology\": \"%s\", \"global_batch\": [%ld, %ld], "
             "\"memory_reserve_bytes\": %.0f, \"considered\": %ld, \"simulated\": %ld,\n "
-            "\"candidates\": [",
+            "\"loo_sets\": [",
             w->minfo.name, w->o.topology, w->o.global_batch,
             w->o.gb_hi ? w->o.gb_hi : w->o.global_batch, reserve, considered, simulated);
+    for (size_t k = 0; k < plan_range_sets(); k++)
+        fprintf(f, "%s\"%s\"", k ? ", " : "", plan_range_set(k));
+    fprintf(f, "],\n \"candidates\": [");
     for (size_t i = 0; i < n; i++) {
         plan_command(w, &c[i], cmd, sizeof cmd);
         fprintf(f,
@@ -156,14 +160,16 @@ static void write_json(const simstep_t *w, const plan_cand_t *c, size_t n, long 
                     "%.0f, \"time_to_train_s\": %.6f",
                     c[i].sps, c[i].step_us, c[i].share[0], c[i].share[1], c[i].share[2],
                     c[i].share[3], c[i].share[4], c[i].reduce_share, c[i].peak, c[i].ttt_s);
+        if (c[i].simulated && c[i].range_hi > 0)
+            fprintf(f, ", \"samples_per_s_range\": [%.3f, %.3f]", c[i].range_lo, c[i].range_hi);
         fprintf(f, ", \"command\": \"%s\"}", cmd);
     }
     fprintf(f, "]}\n");
     fclose(f);
 }
 
-int plan_report(const simstep_t *w, const plan_cand_t *c, size_t n, long considered,
-                long simulated, long dropped, double reserve)
+int plan_report(const simstep_t *w, plan_cand_t *c, size_t n, long considered, long simulated,
+                long dropped, double reserve)
 {
     char cmd[1024], range[64];
     long rows = 0;
@@ -174,11 +180,16 @@ int plan_report(const simstep_t *w, const plan_cand_t *c, size_t n, long conside
            "bounds below the best %ld\n",
            w->minfo.name, w->o.topology, range, considered, dropped, reserve / 1e6,
            considered - dropped, simulated, w->o.top);
+    while ((size_t)rows < n && rows < w->o.top && c[rows].simulated)
+        rows++;
+    if (plan_ranges(w, c, (size_t)rows) != 0)
+        return 1;
     printf("  #  R x K     B x A      placement                        recompute   state        "
-           "      samples/s   step ms  comp/exch/sync/host/idle %%  peak MB  free MB%s\n",
-           c[0].ttt_s > 0 ? " ttt (min)" : "");
-    for (size_t i = 0; i < n && rows < w->o.top && c[i].simulated; i++)
-        print_row(w, &c[i], (int)++rows);
+           "      samples/s  range (%zu sets)   step ms  comp/exch/sync/host/idle %%  peak MB  "
+           "free MB%s\n",
+           plan_range_sets(), c[0].ttt_s > 0 ? " ttt (min)" : "");
+    for (long i = 0; i < rows; i++)
+        print_row(w, &c[i], (int)i + 1);
     printf("commands (each gives these numbers, bit for bit):\n");
     for (size_t i = 0; i < (size_t)rows; i++) {
         plan_command(w, &c[i], cmd, sizeof cmd);

@@ -71,7 +71,12 @@ static double eval_time(const simstep_t *w)
     }
     if (w->o.eval_samples <= 0)
         return 0;
-    return (micro + w->pinfo.fragments - 1) * (busiest + constant(w, "host_exchange_ns") * 1e-9);
+    /* Each cycle: the busiest IPU's forward, the micro-batch's stream copy on IPU 0 (at most)
+     * and, in a pipeline, the cycle's host sync. */
+    busiest += (double)w->micro * w->minfo.input_bytes / (constant(w, "streaming_gbs") * 1e9);
+    if (w->pinfo.fragments > 1)
+        busiest += constant(w, "host_sync_ns") * 1e-9;
+    return (micro + w->pinfo.fragments - 1) * busiest;
 }
 
 /* The time to train and its parts: training steps, evaluations and overheads (0 when not
@@ -132,10 +137,10 @@ void simstep_print(const simstep_t *w)
            m->layers, m->params, m->flops_per_sample);
     if (m->samples_per_unit > 1)
         printf(" (%g samples per pack)", m->samples_per_unit);
-    printf("\n  job: %d replica%s x %d stage%s = %d IPUs on %s, %d instance%s; %s, recompute "
+    printf("\n  job: %d replica%s x %d stage%s = %d %s IPUs on %s, %d instance%s; %s, recompute "
            "%s, %s with %s state, %s gradients\n",
            w->info.num_replicas, w->info.num_replicas == 1 ? "" : "s", w->stages,
-           w->stages == 1 ? "" : "s", w->info.num_replicas * w->stages, w->topology,
+           w->stages == 1 ? "" : "s", w->info.num_replicas * w->stages, w->ipu, w->topology,
            w->info.num_instances, w->info.num_instances == 1 ? "" : "s", w->pinfo.schedule,
            w->pinfo.recompute, w->pinfo.optimizer, w->pinfo.optimizer_state,
            gcl_dtype_name(w->o.grad_type));
@@ -222,18 +227,19 @@ static void write_body(FILE *f, const simstep_t *w)
     const simstep_result_t *r = &w->res;
     const gcl_sim_stage_t *s0 = &w->stage[0];
 
-    fprintf(f,
-            "{\"model\": \"%s\", \"params\": %.0f, \"flops_per_sample\": %.0f, "
-            "\"activation_size\": %.0f, \"compute_efficiency\": %.6f, \"backward_factor\": 2,\n"
-            " \"micro_batch\": %ld, \"gradient_accumulation\": %ld, \"global_batch\": %.0f, "
-            "\"replicas\": %d, \"stages\": %d, \"ipus\": %d, \"instances\": %d, "
-            "\"topology\": \"%s\", \"grad_type\": \"%s\", \"compute_type\": \"f16\", "
-            "\"steps\": %ld, \"warmup\": %ld,\n",
-            w->minfo.name, w->minfo.params, w->minfo.flops_per_sample,
-            w->stages > 1 ? s0->out_values / (double)w->micro : 0, achieved(w), w->micro, w->accum,
-            simstep_global_batch(w), w->info.num_replicas, w->stages,
-            w->info.num_replicas * w->stages, w->info.num_instances, w->topology,
-            gcl_dtype_name(o->grad_type), o->steps, o->warmup);
+    fprintf(
+        f,
+        "{\"model\": \"%s\", \"params\": %.0f, \"flops_per_sample\": %.0f, "
+        "\"activation_size\": %.0f, \"compute_efficiency\": %.6f, \"backward_factor\": 2,\n"
+        " \"micro_batch\": %ld, \"gradient_accumulation\": %ld, \"global_batch\": %.0f, "
+        "\"replicas\": %d, \"stages\": %d, \"ipus\": %d, \"instances\": %d, "
+        "\"topology\": \"%s\", \"ipu\": \"%s\", \"grad_type\": \"%s\", \"compute_type\": \"f16\", "
+        "\"steps\": %ld, \"warmup\": %ld,\n",
+        w->minfo.name, w->minfo.params, w->minfo.flops_per_sample,
+        w->stages > 1 ? s0->out_values / (double)w->micro : 0, achieved(w), w->micro, w->accum,
+        simstep_global_batch(w), w->info.num_replicas, w->stages, w->info.num_replicas * w->stages,
+        w->info.num_instances, w->topology, w->ipu, gcl_dtype_name(o->grad_type), o->steps,
+        o->warmup);
     fprintf(f,
             " \"sequence_length\": %d, \"schedule\": \"%s\", \"recompute\": \"%s\", "
             "\"optimizer\": \"%s\", \"optimizer_state\": \"%s\", \"host_servers\": %ld,\n",

@@ -62,15 +62,17 @@ typedef struct {
                                                  evaluation at the end) */
     int sensitivity;
     int dump_model;
-    const char *json;     /* write the result here */
-    const char *topology; /* GCL_TOPOLOGY without poprun */
+    const char *json;       /* write the result here */
+    const char *topology;   /* GCL_TOPOLOGY without poprun */
+    const char *ipu;        /* --ipu gc200|bow (NULL: the topology's) */
+    char topology_ipu[512]; /* TOPOLOGY with ",ipu=NAME" when --ipu is given */
     /* --plan: search the ways to run the model on the pod (plan.c). */
     int plan;
-    long gb_hi;          /* --global-batch LO-HI: GLOBAL_BATCH is LO (0: a single batch) */
-    long max_stages;     /* 0: the search's default */
-    double reserve_mb;   /* memory every IPU keeps free, MB */
-    long top;            /* rows printed */
-    int replicas_given;  /* --replicas was given: with --plan, the replicas are fixed */
+    long gb_hi;         /* --global-batch LO-HI: GLOBAL_BATCH is LO (0: a single batch) */
+    long max_stages;    /* 0: the search's default */
+    double reserve_mb;  /* memory every IPU keeps free, MB */
+    long top;           /* rows printed */
+    int replicas_given; /* --replicas was given: with --plan, the replicas are fixed */
 } simstep_opts_t;
 
 /* Per stage, from every replica's IPU of that stage (instance 0 gathers them). */
@@ -104,11 +106,14 @@ typedef struct {
     gcl_sim_stage_t stage[SIMSTEP_MAX_STAGES];
     gcl_sim_fragment_t frag[SIMSTEP_MAX_STAGES + 1];
     int splits[SIMSTEP_MAX_STAGES];
-    long default_stages; /* the model's, without poprun and --stages */
-    int stages;          /* resolved */
-    long micro, accum;   /* resolved */
+    long default_stages;  /* the model's, without poprun and --stages */
+    int stages;           /* resolved */
+    long micro, accum;    /* resolved */
+    int ild_size;         /* IPUs per IPU-Link domain of the pod */
+    double reduce_buffer; /* reduction_buffer_bytes: gradient bytes per reduction call */
     gcl_sim_feed_t feed;
     char topology[64];
+    char ipu[16];               /* the pod's IPU: "GC200" or "Bow" */
     gcl_sim_param_t params[64]; /* the pod's constants, for --sensitivity */
     int nparams;
     simstep_result_t res;

@@ -30,6 +30,7 @@ typedef struct {
     int *micro;
     gcl_request_t *req;
     int nreq, sharded, recompute;
+    int fragments; /* the plan's forward pipeline stages */
     uint64_t at_start[C_N], sum[C_N];
     const char *algo;
 } ipu_t;
@@ -122,6 +123,40 @@ static gcl_status_t backward(ipu_t *p, const simstep_t *w)
     return s > 0 ? send_to(p, s - 1, p->in_count, TAG_BWD) : GCL_OK;
 }
 
+/* The domains the stage-S IPUs of the replicas span, and how many of them each holds. */
+static void group_domains(const ipu_t *p, const simstep_t *w, int *domains, int *per_domain)
+{
+    int job = p->replicas * p->stages, size = w->ild_size > 0 ? w->ild_size : job;
+
+    *domains = job > size ? (job + size - 1) / size : 1;
+    *per_domain = (p->replicas + *domains - 1) / *domains;
+}
+
+/* What the collective calls charge beyond their one sync and their bytes (sim/README.md, "The
+ * gradient reduction"): the framework reduces the stage's gradient in K calls of at most
+ * reduction_buffer_bytes (at most one per weight tensor), each a ring over the group's IPUs in
+ * the domain and across the domains, 2(n_in - 1) + 2(d - 1) steps with a synchronisation each;
+ * and across domains, every gradient's share leaves the domain at gateway_domain_gbs, shared by
+ * the reductions of every stage, which run at the same time. */
+static gcl_status_t reduction_overheads(ipu_t *p, const simstep_t *w)
+{
+    double bytes = (double)p->grad_count * (double)gcl_dtype_size(w->o.grad_type), cross = 0;
+    long calls = w->reduce_buffer > 0 ? (long)ceil(bytes / w->reduce_buffer) : 1;
+    int d, n_in;
+
+    if (calls > p->st->tensors)
+        calls = p->st->tensors;
+    if (calls < 1)
+        calls = 1;
+    group_domains(p, w, &d, &n_in);
+    GCL_CHECK(gcl_sim_charge_syncs(p->ctx, calls * 2L * (n_in - 1), calls * 2L * (d - 1)));
+    if (d <= 1)
+        return GCL_OK;
+    for (int s = 0; s < p->stages; s++)
+        cross += w->stage[s].weights * (double)gcl_dtype_size(w->o.grad_type);
+    return gcl_sim_charge_uplink(p->ctx, cross * 2.0 * (d - 1) / d);
+}
+
 /* All-reduce the gradients and update every weight, or with sharded state reduce-scatter,
  * update this replica's shard and all-gather the weights. */
 static gcl_status_t reduce_and_update(ipu_t *p, const simstep_t *w)
@@ -139,6 +174,8 @@ static gcl_status_t reduce_and_update(ipu_t *p, const simstep_t *w)
 
     if (p->grad_count == 0 || p->st->params == 0)
         return GCL_OK;
+    if (p->replicas > 1)
+        GCL_CHECK(reduction_overheads(p, w));
     if (p->sharded) {
         char *grads = p->mem[M_GRADS], *weights = p->mem[M_WEIGHTS];
 
@@ -160,8 +197,9 @@ static gcl_status_t reduce_and_update(ipu_t *p, const simstep_t *w)
 }
 
 /* The end of a PopART cycle: every IPU of the replica meets (zero-count messages through
- * stage 0 carry the clocks: the cycle lasts as long as its busiest IPU), then the host
- * exchange. */
+ * stage 0 carry the clocks: the cycle lasts as long as its busiest IPU), then, in a pipeline,
+ * the cycle's sync with the host (its micro-batch in, its anchors out). A single stage takes its
+ * micro-batches from Streaming Memory (gcl_sim_feed) and syncs with the host once a step. */
 static gcl_status_t cycle_end(ipu_t *p)
 {
     if (p->stages > 1 && p->stage > 0) {
@@ -173,7 +211,7 @@ static gcl_status_t cycle_end(ipu_t *p)
         for (int s = 1; s < p->stages; s++)
             GCL_CHECK(gcl_send(p->ctx, s, NULL, 0, GCL_F16, TAG_CYCLE));
     }
-    return gcl_sim_host_exchange(p->ctx);
+    return p->fragments > 1 ? gcl_sim_host_exchange(p->ctx) : GCL_OK;
 }
 
 /* Streams VALUES f16 values of a cycle's copy to the IPU of fragment F (nothing when it is this
@@ -236,6 +274,8 @@ static gcl_status_t step(ipu_t *p, const simstep_t *w, int timed)
         GCL_CHECK(p->pass[i] == 'F' ? forward(p, w) : backward(p, w));
     for (int i = 0; i < p->nreq; i++)
         GCL_CHECK(gcl_wait(p->req[i]));
+    if (w->pinfo.cycles > 0 && p->fragments == 1)
+        GCL_CHECK(gcl_sim_host_exchange(p->ctx));
     gcl_sim_stats(p->ctx, &s1);
     t0 = gcl_sim_time(p->ctx);
     GCL_CHECK(reduce_and_update(p, w));
@@ -361,6 +401,7 @@ static void setup(ipu_t *p, gcl_ctx_t ctx, const simstep_t *w)
                  p->replicas > 1;
     p->shard = (p->grad_count + (size_t)p->replicas - 1) / (size_t)p->replicas;
     p->recompute = strcmp(w->pinfo.recompute, "none") != 0;
+    p->fragments = w->pinfo.fragments;
 }
 
 gcl_status_t simstep_program(gcl_ctx_t ctx, void *arg)

@@ -146,6 +146,11 @@ int gcl_sim_topology_ilds(gcl_instance_t inst)
     return inst && inst->sim.topo ? sim_topology_num_ilds(inst->sim.topo) : 0;
 }
 
+const char *gcl_sim_device(gcl_instance_t inst)
+{
+    return inst && inst->sim.dev ? inst->sim.dev->name : "";
+}
+
 /* A refusal of a program's call, recorded on CTX (gcl_ctx_last_error). */
 static gcl_status_t refuse(struct gcl_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -300,6 +305,22 @@ gcl_status_t gcl_sim_host_exchange(gcl_ctx_t ctx)
     if (!ctx)
         return GCL_ERR_INVALID_ARGUMENT;
     gcl_pod_host_exchange(&ctx->inst->sim, sim_ipu(ctx));
+    return GCL_OK;
+}
+
+gcl_status_t gcl_sim_charge_syncs(gcl_ctx_t ctx, long local, long spanning)
+{
+    if (!ctx || local < 0 || spanning < 0)
+        return GCL_ERR_INVALID_ARGUMENT;
+    gcl_pod_charge_syncs(&ctx->inst->sim, sim_ipu(ctx), (uint64_t)local, (uint64_t)spanning);
+    return GCL_OK;
+}
+
+gcl_status_t gcl_sim_charge_uplink(gcl_ctx_t ctx, double bytes)
+{
+    if (!ctx || !(bytes >= 0) || bytes > 1e18)
+        return GCL_ERR_INVALID_ARGUMENT;
+    gcl_pod_charge_uplink(&ctx->inst->sim, sim_ipu(ctx), bytes);
     return GCL_OK;
 }
 

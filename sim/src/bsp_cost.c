@@ -30,7 +30,9 @@ void sim_vector_work(const sim_cost_params_t *cp, const sim_device_t *d, sim_pre
     double t_ops = v * ops / (lanes * clock), t_mem = v * (double)bytes * tensors / sram;
 
     out->compute = sim_time_add(out->compute, sim_ps_of(t_ops > t_mem ? t_ops : t_mem));
-    out->compute = sim_time_add(out->compute, (sim_time_t)sets * cp->compute_set_overhead);
-    out->sync = sim_time_add(out->sync, (sim_time_t)sets * cp->tile_sync);
+    out->compute = sim_time_add(
+        out->compute, (sim_time_t)sets * sim_device_cycles_of_gc200(d, cp->compute_set_overhead));
+    out->sync =
+        sim_time_add(out->sync, (sim_time_t)sets * sim_device_cycles_of_gc200(d, cp->tile_sync));
     out->compute_sets += sets;
 }

@@ -89,9 +89,10 @@ int sim_gemm_cost_split(const sim_cost_params_t *cp, const sim_device_t *d, cons
     out->compute_sets = pk > 1 ? 2 : 1;
     out->compute = sim_ps_of(2.0 * macs * tiles / ((double)d->peak_flops[p] * amp_eff(cp, g)) +
                              partial / lanes);
-    out->compute = sim_time_add(out->compute, out->compute_sets * cp->compute_set_overhead);
+    out->compute = sim_time_add(
+        out->compute, out->compute_sets * sim_device_cycles_of_gc200(d, cp->compute_set_overhead));
     out->exchange = sim_ps_of(bytes / tile_bw);
-    out->sync = out->compute_sets * cp->tile_sync;
+    out->sync = out->compute_sets * sim_device_cycles_of_gc200(d, cp->tile_sync);
     return 0;
 }
 

@@ -104,8 +104,9 @@ static int add_wiring(struct edges *e, const struct sim_topo_spec *s, int base)
 }
 
 /* Gateway g (0-based) of ILD d, position m, is node num_ipus + d * per_ild + m. Each IPU's hop
- * to its gateway runs at the cost model's gateway_ipu_bandwidth (fitted: what one IPU moves to
- * another domain, far below the hop's PCIe bound; docs/validation.md). */
+ * to its gateway runs at the cost model's gateway_ipu_bandwidth (its PCIe link, one way). The
+ * rate at which a whole domain sends to the others (gateway_domain_gbs) is not a link here: the
+ * program that reduces across domains charges it (sim-step; docs/validation.md). */
 static int add_gateways(struct edges *e, const struct sim_topo_spec *s, int ilds)
 {
     int per_ild = s->ild_size / s->ipus_per_gateway;

@@ -376,8 +376,7 @@ void sim_topology_get_params(const sim_topology_t *t, sim_topology_params_t *out
 
 const sim_device_t *sim_topology_device(const sim_topology_t *t)
 {
-    (void)t;
-    return sim_device_gc200();
+    return sim_cost_params_device(sim_topology_cost(t));
 }
 
 /* "12.5" for 12.5e9 bytes/s: GB/s with up to 3 decimals, trailing zeros dropped, exact. */

@@ -39,6 +39,7 @@ enum key {
     K_GWLINK_LAT,
     K_SYNC_LAT,
     K_GW_SYNC_LAT,
+    K_IPU,
     NUM_KEYS
 };
 
@@ -59,6 +60,7 @@ static const struct key_def {
     [K_GWLINK_LAT] = {"gwlink_latency_ns", 1, 1},
     [K_SYNC_LAT] = {"sync_latency_ns", 1, 1},
     [K_GW_SYNC_LAT] = {"gw_sync_latency_ns", 1, 1},
+    [K_IPU] = {"ipu", 1, 1},
 };
 
 #define MAX_COST_KEYS 64
@@ -229,6 +231,13 @@ static int apply_key(struct parser *p, enum key k, char **v, int nv)
         return parse_latency(p, name, v[0], &s->sync_latency);
     case K_GW_SYNC_LAT:
         return parse_latency(p, name, v[0], &s->gw_sync_latency);
+    case K_IPU:
+        if (sim_device_preset(v[0]) != NULL) {
+            s->cost.ipu = sim_device_preset(v[0]) == sim_device_bow();
+            return 0;
+        }
+        PERR(p, "ipu must be gc200 or bow (got '%.40s')", v[0]);
+        return -EINVAL;
     case NUM_KEYS:
         break;
     }

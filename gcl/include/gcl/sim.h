@@ -145,7 +145,8 @@ gcl_status_t gcl_sim_collective_time(gcl_instance_t inst, const char *coll, size
  * the job when 0) prepare SAMPLES_PER_S samples/s each, and each sample crosses the host's and
  * the IPU-M2000's RoCE NICs as BYTES_PER_SAMPLE bytes; the replica gets its share of the job's
  * rate. The first call on an IPU sets its stream up with these numbers; later calls use them.
- * The IPU waits until the micro-batch is ready, and the wait is host time (host_wait_s).
+ * The IPU waits until the micro-batch is ready, then copies its SAMPLES x BYTES_PER_SAMPLE bytes
+ * from Streaming Memory at the pod's streaming_gbs; both are host time (host_wait_s).
  * Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT (a negative number, SAMPLES < 1);
  * GCL_ERR_NO_HOST_MEMORY.
  */
@@ -252,10 +253,10 @@ void gcl_sim_plan_free(gcl_sim_plan_t p);
 typedef struct {
     const char *schedule, *recompute, *optimizer, *optimizer_state; /* as resolved */
     long units;                                                     /* units per micro-batch */
-    double bubble;    /* (K-1)/(A+K-1); popart: (2P-2)/(A+2P-2) */
-    int fragments;    /* forward pipeline stages P (the stages, and the heads' return to IPU 0
-                         under a placement) */
-    long cycles;      /* popart: A + 2P - 2 cycles per step; else 0 */
+    double bubble; /* (K-1)/(A+K-1); popart: (2P-2)/(A+2P-2) */
+    int fragments; /* forward pipeline stages P (the stages, and the heads' return to IPU 0
+                      under a placement) */
+    long cycles;   /* popart: A + 2P - 2 cycles per step; else 0 */
 } gcl_sim_plan_info_t;
 void gcl_sim_plan_info(gcl_sim_plan_t p, gcl_sim_plan_info_t *out);
 
@@ -293,10 +294,25 @@ gcl_status_t gcl_sim_plan_fragment(gcl_sim_plan_t p, int f, gcl_sim_fragment_t *
 /* Charges PASS of fragment F's layers, as gcl_sim_charge_stage does a stage's. */
 gcl_status_t gcl_sim_charge_fragment(gcl_ctx_t ctx, gcl_sim_plan_t p, int f, gcl_pass_t pass);
 
-/* Charges one host exchange (the pod's host_exchange_ns: a micro-batch streamed in and the
- * losses out, with their syncs), as host time. A pipeline charges it every cycle on every IPU,
- * a single stage every micro-batch. Returns GCL_OK or GCL_ERR_INVALID_ARGUMENT. */
+/* Charges one synchronisation of the IPUs with the host (the pod's host_sync_ns: a round trip
+ * through the gateway to the host server), as host time. sim-step charges it at the end of
+ * every cycle of a PopART pipeline (each cycle's micro-batch and anchors go through the host,
+ * and PopART's default sync pattern makes every IPU take part) and once per step of a single
+ * stage (its micro-batches come prefetched from Streaming Memory: gcl_sim_feed). Returns GCL_OK
+ * or GCL_ERR_INVALID_ARGUMENT. */
 gcl_status_t gcl_sim_host_exchange(gcl_ctx_t ctx);
+
+/* Charges LOCAL synchronisations of IPUs inside one IPU-Link domain (sync_latency_ns each) and
+ * SPANNING ones across domains (sync_latency_ns + gw_sync_latency_ns each), as sync time: the
+ * per-step syncs of a program's collectives beyond the one a call charges. Returns GCL_OK or
+ * GCL_ERR_INVALID_ARGUMENT (a negative count). */
+gcl_status_t gcl_sim_charge_syncs(gcl_ctx_t ctx, long local, long spanning);
+
+/* Charges BYTES of this IPU's domain's traffic to other domains at the rate a domain sends it
+ * (gateway_domain_gbs), as exchange time: what every IPU of a domain waits for while the
+ * domain's share of a reduction across domains leaves it. Returns GCL_OK or
+ * GCL_ERR_INVALID_ARGUMENT. */
+gcl_status_t gcl_sim_charge_uplink(gcl_ctx_t ctx, double bytes);
 
 /* Time to train: ceil(SAMPLES / GLOBAL_BATCH) steps of STEP_S seconds, plus OVERHEAD_S. */
 double gcl_sim_time_to_train(double step_s, long global_batch, double samples, double overhead_s);
@@ -334,6 +350,8 @@ const char *gcl_sim_topology(gcl_instance_t inst);
 int gcl_sim_topology_ipus(gcl_instance_t inst);
 /* Its IPU-Link domains (ILDs: 1 for POD16 and POD64, 2 for POD128, 4 for POD256). */
 int gcl_sim_topology_ilds(gcl_instance_t inst);
+/* Its IPU: "GC200" or "Bow" (the topology key "ipu"; sim/README.md). */
+const char *gcl_sim_device(gcl_instance_t inst);
 
 #pragma GCC visibility pop
 

@@ -187,8 +187,14 @@ gcl_status_t gcl_pod_feed(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_sim_
     start = ipu->stats.clock;
     ready = sim_feed_take(f, start, (uint64_t)samples);
     sim_stats_advance_to(&ipu->stats, SIM_ACT_HOST, ready);
-    if (ipu->trace && ready > start)
-        sim_trace_add(ipu->trace, "host feed", SIM_ACT_HOST, start, ready - start, 0);
+    /* The stream copy from Streaming Memory, which holds the IPU's compute (TensorFlow's
+     * StreamCopyMid; sim/params.h streaming_gbs). */
+    if (feed->bytes_per_sample > 0)
+        sim_stats_advance(&ipu->stats, SIM_ACT_HOST,
+                          sim_ps_of((double)samples * feed->bytes_per_sample /
+                                    (double)sim_topology_cost(s->topo)->streaming_bandwidth));
+    if (ipu->trace && ipu->stats.clock > start)
+        sim_trace_add(ipu->trace, "host feed", SIM_ACT_HOST, start, ipu->stats.clock - start, 0);
     return GCL_OK;
 }
 
@@ -211,8 +217,30 @@ void gcl_pod_host_exchange(const gcl_sim_t *s, gcl_sim_ipu_t *ipu)
 {
     sim_time_t start = ipu->stats.clock;
 
-    sim_stats_advance(&ipu->stats, SIM_ACT_HOST, sim_topology_cost(s->topo)->host_exchange);
+    sim_stats_advance(&ipu->stats, SIM_ACT_HOST, sim_topology_cost(s->topo)->host_sync);
     if (ipu->trace && ipu->stats.clock > start)
-        sim_trace_add(ipu->trace, "host exchange", SIM_ACT_HOST, start, ipu->stats.clock - start,
-                      0);
+        sim_trace_add(ipu->trace, "host sync", SIM_ACT_HOST, start, ipu->stats.clock - start, 0);
+}
+
+void gcl_pod_charge_syncs(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, uint64_t local, uint64_t spanning)
+{
+    sim_topology_params_t p;
+    sim_time_t start = ipu->stats.clock, t;
+
+    sim_topology_get_params(s->topo, &p);
+    t = sim_time_add(local * p.sync_latency,
+                     spanning * sim_time_add(p.sync_latency, p.gw_sync_latency));
+    sim_stats_advance(&ipu->stats, SIM_ACT_SYNC, t);
+    if (ipu->trace && t > 0)
+        sim_trace_add(ipu->trace, "syncs", SIM_ACT_SYNC, start, t, 0);
+}
+
+void gcl_pod_charge_uplink(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, double bytes)
+{
+    sim_time_t start = ipu->stats.clock;
+    sim_time_t t = sim_ps_of(bytes / (double)sim_topology_cost(s->topo)->gateway_domain_bandwidth);
+
+    sim_stats_advance(&ipu->stats, SIM_ACT_EXCHANGE, t);
+    if (ipu->trace && t > 0)
+        sim_trace_add(ipu->trace, "domain uplink", SIM_ACT_EXCHANGE, start, t, (uint64_t)bytes);
 }

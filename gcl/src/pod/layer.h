@@ -37,7 +37,12 @@ gcl_status_t gcl_pod_feed(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_sim_
 int gcl_pod_charge_transfer(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, int me, int dst, size_t bytes);
 /* What update U costs on pod S (what gcl_pod_charge_update charges). Returns 0 or -1. */
 int gcl_pod_update_cost(const gcl_sim_t *s, const gcl_update_t *u, sim_cost_t *c);
-/* gcl_sim_host_exchange: the pod's host_exchange, as host time. */
+/* gcl_sim_host_exchange: one host sync (the pod's host_sync_ns), as host time. */
 void gcl_pod_host_exchange(const gcl_sim_t *s, gcl_sim_ipu_t *ipu);
+/* gcl_sim_charge_syncs: LOCAL syncs inside a domain and SPANNING ones, as sync time. */
+void gcl_pod_charge_syncs(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, uint64_t local,
+                          uint64_t spanning);
+/* gcl_sim_charge_uplink: BYTES at the domain's uplink rate (gateway_domain_gbs), as exchange. */
+void gcl_pod_charge_uplink(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, double bytes);
 
 #endif /* GCL_POD_LAYER_H */

@@ -39,8 +39,15 @@ typedef struct sim_device {
 /* The GC200 (Colossus Mk2) preset. Static storage; never NULL. */
 const sim_device_t *sim_device_gc200(void);
 
-/* The preset called NAME (case-insensitive; only "GC200" today), or NULL. */
+/* The Bow IPU preset: the GC200's tiles and memory at 1.85 GHz (sim/src/device.c). */
+const sim_device_t *sim_device_bow(void);
+
+/* The preset called NAME (case-insensitive: "GC200" or "Bow"), or NULL. */
 const sim_device_t *sim_device_preset(const char *name);
+
+/* A time the cost model gives in nanoseconds of a GC200 (a fixed count of its cycles: a compute
+ * set's launch, a tile sync) on device D: the same cycles at D's clock. Exact for the GC200. */
+sim_time_t sim_device_cycles_of_gc200(const sim_device_t *d, sim_time_t gc200_ps);
 
 /* SRAM of one IPU: tiles * sram_per_tile bytes (940,572,672 for the GC200, about 897 MiB). */
 uint64_t sim_device_memory(const sim_device_t *d);

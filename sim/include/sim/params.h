@@ -18,16 +18,22 @@
 #include "sim/time.h"
 
 typedef struct sim_cost_params {
+    int ipu; /* the device: 0 the GC200, 1 the Bow IPU (sim/device.h; topology key "ipu") */
     /* Fitted (scripts/calibrate; docs/validation.md says to what). */
     double amp_efficiency;  /* fraction of the AMP peak a product (matmul, attention, conv)
                                reaches inside its compute set */
     double conv_efficiency; /* assumed: a convolution's share over a matmul's (multiplies
                                amp_efficiency) */
-    sim_time_t host_exchange; /* ps: the host exchange of every micro-batch (pipeline cycle):
-                                 the micro-batch streamed in, the losses out, and the syncs
-                                 with the host and gateway that bracket them */
-    uint64_t gateway_ipu_bandwidth; /* bytes/s one IPU moves through its gateway to another
-                                       IPU-Link domain (the route's IPU-gateway hop) */
+    sim_time_t host_sync;   /* ps: one synchronisation of the IPUs with the host (a round trip
+                               through the gateway): a PopART pipeline's every cycle, a step's
+                               end (gcl_sim_host_exchange) */
+    uint64_t reduction_buffer_bytes;   /* the gradient bytes one reduction call carries: the step's
+                                          gradient is reduced in ceil(bytes / this) calls (at most
+                                          one per weight tensor), each 2(n-1) synchronised ring
+                                          steps (software: the framework's gradient fusion) */
+    uint64_t gateway_domain_bandwidth; /* bytes/s at which one IPU-Link domain's traffic to the
+                                          other domains leaves it (through its gateways) */
+    uint64_t gateway_ipu_bandwidth;    /* bytes/s of one IPU's hop to its gateway (PCIe) */
     /* Compute (assumed). */
     double vector_efficiency;   /* fraction of the vector units' peak in elementwise work */
     double exchange_efficiency; /* fraction of the exchange bandwidth a compiled exchange gets */
@@ -92,7 +98,10 @@ int sim_cost_param_set_milli(sim_cost_params_t *cp, const char *key, uint64_t mi
 /* The value of cost-model parameter KEY in CP, in its unit; -1 for an unknown key. */
 double sim_cost_param_value(const sim_cost_params_t *cp, const char *key);
 
-/* Whether A and B hold the same value of every cost-model parameter. */
+/* The device CP names (the GC200 or the Bow IPU). */
+const sim_device_t *sim_cost_params_device(const sim_cost_params_t *cp);
+
+/* Whether A and B hold the same value of every cost-model parameter and the same device. */
 int sim_cost_params_equal(const sim_cost_params_t *a, const sim_cost_params_t *b);
 
 #endif /* SIM_PARAMS_H */

@@ -28,10 +28,10 @@ static sim_topology_t *preset(const char *name)
     return t;
 }
 
-/* PRESET with its gateways at their PCIe bound (gateway_ipu_gbs 64), so that the GW-Links are
- * the bottleneck of a route between domains, as the tests of GW-Link costs need: the fitted
- * default (docs/validation.md) makes each IPU's own hop to its gateway the bottleneck
- * (test_gateway_hop_fitted). */
+/* PRESET with its gateways at twice their PCIe rate (gateway_ipu_gbs 64), so that the GW-Links
+ * stay the bottleneck of a route between domains whatever the GW-Link bandwidth a test sets;
+ * at the default (32 GB/s) the two bonded ports of a POD128 bind already (test_gateway_hop_pcie
+ * in test_sim_topology.c). */
 static sim_topology_t *wide(const char *name)
 {
     char spec[64], err[256] = "";
