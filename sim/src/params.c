@@ -44,11 +44,11 @@
 void sim_cost_params_default(sim_cost_params_t *cp)
 {
     *cp = (sim_cost_params_t){
-        .amp_efficiency = 0.6,
+        .amp_efficiency = 0.625,
         .conv_efficiency = 1.0,
-        .host_sync = 1150000000ULL, /* ps */
-        .reduction_buffer_bytes = 4400000ULL,
-        .gateway_domain_bandwidth = 17000000000ULL,
+        .host_sync = 1448311335ULL, /* ps: 1,448,311.335 ns */
+        .reduction_buffer_bytes = 4275551ULL,
+        .gateway_domain_bandwidth = 25414000000ULL,
         .gateway_ipu_bandwidth = 32000000000ULL,
         .vector_efficiency = 0.5,
         .exchange_efficiency = 0.9,
@@ -74,16 +74,16 @@ void sim_cost_params_default(sim_cost_params_t *cp)
 #define N  SIM_UNIT_COUNT
 
 static const sim_param_info_t params[] = {
-    {"amp_efficiency", SIM_PARAM_FITTED, F, 0.6, 0.3, 0.9, 0,
+    {"amp_efficiency", SIM_PARAM_FITTED, F, 0.625, 0.3, 0.9, 0,
      "[CAL]: the AMP's sustained share of its peak in a product's compute set"},
     {"conv_efficiency", SIM_PARAM_ASSUMED, F, 1.0, 0.7, 1.0, 0,
      "assumed: a convolution's share of the AMP peak over a matmul's (kernel positions)"},
-    {"host_sync_ns", SIM_PARAM_FITTED, NS, 1150000, 20000, 1485000, 0,
+    {"host_sync_ns", SIM_PARAM_FITTED, NS, 1448311.335, 20000, 1485000, 0,
      "[CAL]; [HSYNC]: one sync of the IPUs with the host, every PopART cycle [SYNCPAT]"},
-    {"reduction_buffer_bytes", SIM_PARAM_FITTED, B, 4400000, 262144, 67108864, 0,
+    {"reduction_buffer_bytes", SIM_PARAM_FITTED, B, 4275551, 262144, 67108864, 0,
      "[CAL], per round (software): gradient bytes per reduction call; from one call per "
      "ResNet-50 tensor (0.32 MB on average) to one per 64 MB"},
-    {"gateway_domain_gbs", SIM_PARAM_FITTED, GB, 17, 10, 400, 0,
+    {"gateway_domain_gbs", SIM_PARAM_FITTED, GB, 25.414, 10, 400, 0,
      "[CAL]; [M2000]: a domain's traffic to the others, from one GW-Link port (80% of "
      "100 Gb/s) to all 32 ports of its 16 gateways"},
     {"gateway_ipu_gbs", SIM_PARAM_SOURCED, GB, 32, 16, 32, 0,
