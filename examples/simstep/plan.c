@@ -36,6 +36,19 @@ static const char *const recomputes[] = {"checkpoints", "none", "stage"};
  * BERT-Large measured on POD16 to POD256 (GCL_PLAN_DEBUG=1 prints both). */
 #define PLAN_SLACK 0.98
 
+/* The memory the plan's memory model leaves out (docs/planner.md), kept free on every IPU by
+ * default, each sized for the largest among Graphcore's published configurations:
+ *   - the landing buffer of a micro-batch's stream copy: ResNet-50's 20 uint8 images,
+ *     3,010,560 B (BERT-Large's 4 sequences: 32 KB);
+ *   - collective staging: two pieces of a reduction in flight (one per direction), assumed at
+ *     most 8 MB each: 16,000,000 B;
+ *   - the update's f32 temporaries of its largest tensor: BERT-Large's word embedding, 30,522 x
+ *     1024 f32, sharded over 4 replicas: 31,254,528 B (ResNet-50's classifier: 8.2 MB);
+ *   - Poplar's temporaries and vertex state beyond the model's per-layer code, assumed 2% of
+ *     an IPU's SRAM: 18,811,453 B.
+ * Together 69,076,541 B; every published configuration keeps at least 76.4 MB free. */
+#define PLAN_RESERVE_BYTES (3010560.0 + 16000000.0 + 31254528.0 + 18811453.0)
+
 /* What the search needs of the pod and the model. */
 typedef struct {
     simstep_t *w;
@@ -436,7 +449,7 @@ static int open_pod(search_t *s)
     s->stream_s = s->streaming_bps > 0 ? w->minfo.input_bytes / s->streaming_bps : 0;
     s->ilds = gcl_sim_topology_ilds(s->inst);
     s->capacity = plan_capacity(w, s->inst);
-    s->reserve = w->o.reserve_mb >= 0 ? w->o.reserve_mb * 1e6 : 0.05 * s->capacity;
+    s->reserve = w->o.reserve_mb >= 0 ? w->o.reserve_mb * 1e6 : PLAN_RESERVE_BYTES;
     return 0;
 }
 

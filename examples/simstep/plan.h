@@ -9,6 +9,8 @@
 
 #include "simstep.h"
 
+#define PLAN_MAX_SETS 32 /* leave-one-out sets of the fitted constants, at most */
+
 /* One way to run the model on the pod. */
 typedef struct {
     int replicas, stages;
@@ -28,6 +30,7 @@ typedef struct {
     double peak;         /* the largest simulated SRAM in use on an IPU, bytes */
     double ttt_s;        /* time to train (0: not asked) */
     double range_lo, range_hi; /* samples/s over the leave-one-out sets (plan_range.c) */
+    double under_set[PLAN_MAX_SETS]; /* samples/s under each of them */
 } plan_cand_t;
 
 typedef int (*plan_shape_fn)(void *ctx, const plan_cand_t *shape);

@@ -55,6 +55,8 @@ int plan_ranges(const simstep_t *w, plan_cand_t *c, size_t rows)
             *v = *w;
             v->o.topology = topo;
             status = plan_simulate(v, &x);
+            if (k < PLAN_MAX_SETS)
+                c[i].under_set[k] = x.sps;
             c[i].range_lo = x.sps < c[i].range_lo ? x.sps : c[i].range_lo;
             c[i].range_hi = x.sps > c[i].range_hi ? x.sps : c[i].range_hi;
         }

@@ -160,8 +160,13 @@ static void write_json(const simstep_t *w, const plan_cand_t *c, size_t n, long 
                     "%.0f, \"time_to_train_s\": %.6f",
                     c[i].sps, c[i].step_us, c[i].share[0], c[i].share[1], c[i].share[2],
                     c[i].share[3], c[i].share[4], c[i].reduce_share, c[i].peak, c[i].ttt_s);
-        if (c[i].simulated && c[i].range_hi > 0)
-            fprintf(f, ", \"samples_per_s_range\": [%.3f, %.3f]", c[i].range_lo, c[i].range_hi);
+        if (c[i].simulated && c[i].range_hi > 0) {
+            fprintf(f, ", \"samples_per_s_range\": [%.3f, %.3f], \"samples_per_s_sets\": [",
+                    c[i].range_lo, c[i].range_hi);
+            for (size_t k = 0; k < plan_range_sets() && k < PLAN_MAX_SETS; k++)
+                fprintf(f, "%s%.3f", k ? ", " : "", c[i].under_set[k]);
+            fprintf(f, "]");
+        }
         fprintf(f, ", \"command\": \"%s\"}", cmd);
     }
     fprintf(f, "]}\n");

@@ -3,7 +3,7 @@
  *
  * Every dense layer, ReLU, the loss, the casts and the optimizer update charge the simulated
  * IPU's clock through libgcl's layer-level cost model (gcl_charge_layer, gcl_charge_update),
- * and every micro-batch its host exchange (gcl_sim_host_exchange), as sim-step charges them.
+ * and every micro-batch a host sync (gcl_sim_host_exchange), as sim-step charges a pipeline cycle.
  */
 #include <math.h>
 #include <stdio.h>

@@ -164,9 +164,9 @@ class Ctx:
                      lambda: f"flops {flops} or bytes {bytes} out of range")
 
     def host_exchange(self):
-        """Charges one host exchange to this IPU's clock, as host time: a micro-batch streamed
-        in and its losses out, with their syncs (the pod's host_exchange_ns, fitted to
-        Graphcore's MLPerf runs). A training loop charges it once per micro-batch."""
+        """Charges one host sync to this IPU's clock, as host time: the IPUs' round trip to the
+        host (the pod's host_sync_ns, fitted to Graphcore's MLPerf runs). A pipeline charges it
+        every cycle, a single-stage training loop once a step."""
         self._enter()
         errors.check(_C.gcl_sim_host_exchange(self._h), lambda: "no simulated pod")
 

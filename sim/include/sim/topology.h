@@ -58,6 +58,7 @@
  *   gwlink_latency_ns X         ns per GW-Link hop                               (default 3000)
  *   sync_latency_ns X           ns per synchronisation inside an ILD             (default 1000)
  *   gw_sync_latency_ns X        ns added to a synchronisation that spans ILDs    (default 5000)
+ *   ipu gc200|bow               the IPU (default gc200; sim/device.h)
  *   KEY X                       any cost-model constant of sim/params.h (amp_efficiency,
  *                               compute_set_overhead_ns, host_servers, ...), once each
  * X is a decimal with at most 3 fractional digits; bandwidths lie in 0.001 .. 1000000 GB/s,

@@ -178,6 +178,28 @@ static void test_gateway_hop_pcie(void **state)
     sim_topology_free(t);
 }
 
+/* The IPU of a pod: the GC200 unless the topology says "ipu bow" (any preset takes either). */
+static void test_ipu_key(void **state)
+{
+    char err[256] = "";
+    sim_topology_t *t = NULL;
+
+    (void)state;
+    assert_int_equal(sim_topology_open("POD64", &t, err, sizeof(err)), 0);
+    assert_string_equal(sim_topology_device(t)->name, "GC200");
+    sim_topology_free(t);
+    assert_int_equal(sim_topology_open("POD64,ipu=bow", &t, err, sizeof(err)), 0);
+    assert_string_equal(sim_topology_device(t)->name, "Bow");
+    assert_int_equal(sim_topology_device(t)->tiles, 1472);
+    assert_int_equal(sim_topology_device(t)->clock_hz, 1850000000ULL);
+    assert_int_equal(sim_topology_num_ipus(t), 64);
+    sim_topology_free(t);
+    t = NULL;
+    assert_int_equal(sim_topology_open("POD16,ipu=mk3", &t, err, sizeof(err)), -EINVAL);
+    assert_null(t);
+    assert_non_null(strstr(err, "ipu must be gc200 or bow (got 'mk3')"));
+}
+
 static void test_gw_routes(void **state)
 {
     static const sim_link_kind_t via_neighbour[] = {SIM_LINK_IPU, SIM_LINK_GW_ATTACH, SIM_LINK_GW,
@@ -350,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_ladder_shape),
         cmocka_unit_test(test_gw_routes),
         cmocka_unit_test(test_gateway_hop_pcie),
+        cmocka_unit_test(test_ipu_key),
         cmocka_unit_test(test_routes_symmetric_and_fixed),
         cmocka_unit_test(test_out_of_range_queries),
         cmocka_unit_test(test_smallest_preset),
