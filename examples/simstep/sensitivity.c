@@ -40,8 +40,9 @@ static int inert(const simstep_t *w, const char *key)
         return !uses_dtype(w, GCL_F16);
     if (!strcmp(key, "amp_k_group_f32"))
         return !uses_dtype(w, GCL_F32);
-    if (!strcmp(key, "streaming_gbs"))
-        return strncmp(w->pinfo.optimizer_state, "streaming", 9) != 0;
+    if (!strcmp(key, "streaming_gbs")) /* the state off chip, or each micro-batch's input */
+        return strncmp(w->pinfo.optimizer_state, "streaming", 9) != 0 &&
+               w->minfo.input_bytes <= 0;
     return 0;
 }
 

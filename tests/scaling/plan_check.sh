@@ -8,7 +8,9 @@
 #     (one timed step after one untimed), and that fits in memory with the reserve;
 #  2. every configuration the plan prints, run through plain sim-step with its printed command,
 #     gives the same step time and throughput, bit for bit;
-#  3. the plan says how many candidates it considered and simulated, and simulated few;
+#  3. the plan says how many candidates it considered and simulated, and simulated few; each
+#     printed row carries its throughput under every leave-one-out set of the fitted constants,
+#     and its range is theirs;
 #  4. a model that cannot fit any way is one line naming its largest layer, exit status 1.
 set -euo pipefail
 simstep=$1 runs=$2
@@ -40,9 +42,13 @@ for model in ("resnet50", "bert-large"):
                         str(r["accum"])]
         if r.get("att_ffn_placement"):
             pub += ["--att-ffn-placement", r["att_ffn_placement"]]
+        if r.get("layers_per_ipu"):
+            pub += ["--layers-per-ipu", r["layers_per_ipu"]]
         if "optimizer_state_offchip" in r:
-            pub += ["--optimizer-state",
-                    "streaming" if r["optimizer_state_offchip"] else "on-chip"]
+            place = "streaming" if r["optimizer_state_offchip"] else "on-chip"
+            if r.get("replicated_tensor_sharding"):
+                place = "streaming-sharded" if r["optimizer_state_offchip"] else "sharded"
+            pub += ["--optimizer-state", place]
         print(" ".join([name, r["pod"], str(r["global_batch"])] + common + ["--"] + pub))
 PY
 [ -s "$dir/runs" ] || fail "no run of $runs is named '$*'"
@@ -66,6 +72,14 @@ best = max(sim, key=lambda c: c["samples_per_s"])
 assert best["fits"] and best["memory_headroom_bytes"] >= plan["memory_reserve_bytes"], best
 assert best["samples_per_s"] >= pub["samples_per_s"], (name, best, pub["samples_per_s"])
 assert 0 < plan["simulated"] <= plan["considered"] and plan["simulated"] <= 60, plan["simulated"]
+sets = plan["loo_sets"]
+assert len(sets) >= 10 and all("amp_efficiency=" in x for x in sets), sets
+for c in sorted(sim, key=lambda c: -c["samples_per_s"])[:5]:
+    under = c["samples_per_s_sets"]
+    lo, hi = c["samples_per_s_range"]
+    assert len(under) == len(sets), (len(under), len(sets))
+    assert lo == min(under + [c["samples_per_s"]]) and hi == max(under + [c["samples_per_s"]]), c
+    assert lo < hi, c  # the constants move every row
 print("%s: plan %.1f samples/s >= published %.1f (%+.1f%%): %d x %d, %d x %d, %s, %s; %d "
       "considered, %d simulated, %s s" % (
           name, best["samples_per_s"], pub["samples_per_s"],
