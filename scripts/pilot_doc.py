@@ -244,8 +244,9 @@ def sim_pod(P, plots):
                             "the pod's links. Step time p50 %s, p90 %s, p99 %s, max %s over %d "
                             "steps after the warm-up; per step and IPU (mean): compute %s, "
                             "exchange %s, sync %s, host wait %s, idle %s. Host wait is the host "
-                            "exchange train charges once per micro-batch (the fitted "
-                            "host_exchange_ns, docs/validation.md), as sim-step does." % (j["topology"], fmt_s(d["p50"]), fmt_s(d["p90"]),
+                            "sync train charges once per micro-batch (the fitted "
+                            "host_sync_ns, docs/validation.md), as sim-step does a pipeline's "
+                            "cycle." % (j["topology"], fmt_s(d["p50"]), fmt_s(d["p90"]),
                                       fmt_s(d["p99"]), fmt_s(d["max"]), d["count"],
                                       *[fmt_s(mean[k]) for k in ("compute_s", "exchange_s",
                                                                  "sync_s", "host_wait_s",
