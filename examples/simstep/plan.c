@@ -55,6 +55,7 @@ typedef struct {
     gcl_instance_t inst;
     int ipus;
     double host_sync_s, stream_s, streaming_bps, domain_bps, capacity, reserve;
+    double sync_s, gw_sync_s, reduce_buffer; /* the reduction's per-step syncs (sim-step) */
     int ilds;
     plan_cand_t *c;
     size_t n, cap;
@@ -271,8 +272,26 @@ static int by_bound(const void *x, const void *y)
     return a->bound > b->bound ? -1 : a->bound < b->bound;
 }
 
+/* The syncs sim-step charges a stage's reduction of WEIGHTS values beyond its collective call:
+ * ceil(gradient bytes / reduction_buffer_bytes) calls (at most one per tensor), each a ring of
+ * 2(n_in - 1) steps in each domain and 2(d - 1) across, a sync each. */
+static double reduction_syncs_s(const search_t *s, const plan_cand_t *c, double weights,
+                                int tensors)
+{
+    int per_ild = s->ipus / (s->ilds > 0 ? s->ilds : 1);
+    int d = (c->replicas * c->stages + per_ild - 1) / per_ild, n_in = (c->replicas + d - 1) / d;
+    double bytes = weights * (double)gcl_dtype_size(s->w->o.grad_type);
+    double calls = s->reduce_buffer > 0 ? ceil(bytes / s->reduce_buffer) : 1;
+
+    if (c->replicas <= 1)
+        return 0;
+    calls = fmax(1, fmin(calls, tensors));
+    return calls * (2.0 * (n_in - 1) * s->sync_s + 2.0 * (d - 1) * (s->sync_s + s->gw_sync_s));
+}
+
 /* The gradient reduction and update of C's busiest stage, replayed on the pod as its calls
- * would run with every replica arriving together (gcl_sim_collective_time), in seconds. */
+ * would run with every replica arriving together (gcl_sim_collective_time), with the syncs of
+ * the framework's calls and each domain's traffic out, in seconds. */
 static double reduction_s(const search_t *s, const plan_cand_t *c)
 {
     const simstep_t *w = s->w;
@@ -280,7 +299,7 @@ static double reduction_s(const search_t *s, const plan_cand_t *c)
     gcl_status_t st;
     gcl_sim_plan_t p = plan_of(s, c, &st, err, sizeof err);
     int ipus[SIMSTEP_MAX_STAGES * 64];
-    double worst = 0;
+    double worst = 0, weights = 0;
     const char *o = w->o.optimizer ? w->o.optimizer : w->minfo.optimizer;
     gcl_optim_t opt = !strcmp(o, "sgd")        ? GCL_OPTIM_SGD
                       : !strcmp(o, "momentum") ? GCL_OPTIM_MOMENTUM
@@ -296,7 +315,9 @@ static double reduction_s(const search_t *s, const plan_cand_t *c)
         gcl_update_t u;
 
         gcl_sim_plan_stage(p, k, &stg);
+        weights += stg.weights;
         shard = ceil(stg.weights / c->replicas);
+        t = stg.params > 0 ? reduction_syncs_s(s, c, stg.weights, stg.tensors) : 0;
         u = (gcl_update_t){opt,     stg.params,     stg.tensors,
                            GCL_F16, w->o.grad_type, c->offchip};
         for (int r = 0; r < c->replicas; r++)
@@ -318,7 +339,7 @@ static double reduction_s(const search_t *s, const plan_cand_t *c)
         worst = t > worst ? t : worst;
     }
     gcl_sim_plan_free(p);
-    return worst;
+    return worst + crossing_s(s, c, weights);
 }
 
 /* A max-heap of candidate indices by refined bound. */
@@ -445,6 +466,12 @@ static int open_pod(search_t *s)
             s->streaming_bps = par.value * 1e9;
         else if (!strcmp(par.key, "gateway_domain_gbs"))
             s->domain_bps = par.value * 1e9;
+        else if (!strcmp(par.key, "sync_latency_ns"))
+            s->sync_s = par.value * 1e-9;
+        else if (!strcmp(par.key, "gw_sync_latency_ns"))
+            s->gw_sync_s = par.value * 1e-9;
+        else if (!strcmp(par.key, "reduction_buffer_bytes"))
+            s->reduce_buffer = par.value;
     /* One sample's stream copy from Streaming Memory (gcl_sim_feed). */
     s->stream_s = s->streaming_bps > 0 ? w->minfo.input_bytes / s->streaming_bps : 0;
     s->ilds = gcl_sim_topology_ilds(s->inst);

@@ -29,7 +29,7 @@ typedef struct {
     double reduce_share; /* the gradient reduction's share */
     double peak;         /* the largest simulated SRAM in use on an IPU, bytes */
     double ttt_s;        /* time to train (0: not asked) */
-    double range_lo, range_hi; /* samples/s over the leave-one-out sets (plan_range.c) */
+    double range_lo, range_hi;       /* samples/s over the leave-one-out sets (plan_range.c) */
     double under_set[PLAN_MAX_SETS]; /* samples/s under each of them */
 } plan_cand_t;
 

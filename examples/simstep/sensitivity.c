@@ -41,8 +41,7 @@ static int inert(const simstep_t *w, const char *key)
     if (!strcmp(key, "amp_k_group_f32"))
         return !uses_dtype(w, GCL_F32);
     if (!strcmp(key, "streaming_gbs")) /* the state off chip, or each micro-batch's input */
-        return strncmp(w->pinfo.optimizer_state, "streaming", 9) != 0 &&
-               w->minfo.input_bytes <= 0;
+        return strncmp(w->pinfo.optimizer_state, "streaming", 9) != 0 && w->minfo.input_bytes <= 0;
     return 0;
 }
 
