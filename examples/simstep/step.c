@@ -96,7 +96,7 @@ static gcl_status_t send_to(ipu_t *p, int peer, size_t count, int tag)
     return GCL_OK;
 }
 
-/* A forward of the free-running schedules (gpipe, 1f1b): each micro-batch's host exchange is
+/* A forward of the free-running schedules (gpipe, 1f1b): each micro-batch's host sync is
  * charged on every IPU, as PopART's cycles charge it. */
 static gcl_status_t forward(ipu_t *p, const simstep_t *w)
 {
