@@ -70,6 +70,8 @@ static const char *const usage =
     "  --memory-reserve MB        memory every IPU keeps free (default 69.1: what the memory\n"
     "                             model leaves out, docs/planner.md)\n"
     "  --top N                    rows printed (default 5)\n"
+    "  --no-ranges                do not simulate the printed rows again under the\n"
+    "                             leave-one-out sets of the fitted constants\n"
     "output:\n"
     "  --steps K                  timed steps (default 2)\n"
     "  --warmup K                 untimed steps first (default 1)\n"
@@ -318,6 +320,8 @@ static int is_flag(simstep_opts_t *o, const char *opt)
         return (o->offchip = 1);
     if (!strcmp(opt, "--plan"))
         return (o->plan = 1);
+    if (!strcmp(opt, "--no-ranges"))
+        return (o->no_ranges = 1);
     return 0;
 }
 
@@ -377,6 +381,8 @@ int simstep_parse(int argc, char **argv, simstep_opts_t *o)
                    "both");
     if (o->gb_hi && !o->plan)
         return bad("--global-batch", NULL, "a range LO-HI is for --plan");
+    if (o->no_ranges && !o->plan)
+        return bad("--no-ranges", NULL, "is for --plan");
     if (o->plan && (!o->topology || !o->global_batch))
         return bad("--plan", NULL, "needs --topology and --global-batch");
     if (o->plan && (o->placement || o->splits || o->stages || o->accum || o->sensitivity))

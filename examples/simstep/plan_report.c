@@ -109,7 +109,10 @@ static void print_row(const simstep_t *w, const plan_cand_t *c, int rank)
 
     snprintf(shape, sizeof shape, "%d x %d", c->replicas, c->stages);
     snprintf(batch, sizeof batch, "%ld x %ld", c->micro, c->accum);
-    snprintf(range, sizeof range, "%.0f-%.0f", c->range_lo, c->range_hi);
+    if (c->range_hi > 0)
+        snprintf(range, sizeof range, "%.0f-%.0f", c->range_lo, c->range_hi);
+    else
+        snprintf(range, sizeof range, "-");
     printf("%3d  %-9s %-10s %-32s %-11s %-17s %10.1f %15s %9.3f  %4.1f/%4.1f/%3.1f/%4.1f/%4.1f  "
            "%7.1f %7.1f",
            rank, shape, batch, c->placement[0] ? c->placement : "(balanced layers)",
@@ -187,12 +190,12 @@ int plan_report(const simstep_t *w, plan_cand_t *c, size_t n, long considered, l
            considered - dropped, simulated, w->o.top);
     while ((size_t)rows < n && rows < w->o.top && c[rows].simulated)
         rows++;
-    if (plan_ranges(w, c, (size_t)rows) != 0)
+    if (!w->o.no_ranges && plan_ranges(w, c, (size_t)rows) != 0)
         return 1;
     printf("  #  R x K     B x A      placement                        recompute   state        "
            "      samples/s  range (%zu sets)   step ms  comp/exch/sync/host/idle %%  peak MB  "
            "free MB%s\n",
-           plan_range_sets(), c[0].ttt_s > 0 ? " ttt (min)" : "");
+           w->o.no_ranges ? 0 : plan_range_sets(), c[0].ttt_s > 0 ? " ttt (min)" : "");
     for (long i = 0; i < rows; i++)
         print_row(w, &c[i], (int)i + 1);
     printf("commands (each gives these numbers, bit for bit):\n");

@@ -73,6 +73,7 @@ typedef struct {
     double reserve_mb;  /* memory every IPU keeps free, MB */
     long top;           /* rows printed */
     int replicas_given; /* --replicas was given: with --plan, the replicas are fixed */
+    int no_ranges;      /* --no-ranges: the plan's rows are not simulated again */
 } simstep_opts_t;
 
 /* Per stage, from every replica's IPU of that stage (instance 0 gathers them). */

@@ -266,6 +266,9 @@ bad "not both" --model bert-large --optimizer-state sharded --optimizer-state-of
 bad "--optimizer 'lion'" --model resnet50 --optimizer lion
 bad "--plan: needs --topology and --global-batch" --model resnet50 --plan
 bad "a range LO-HI is for --plan" --model resnet50 --global-batch 1024-2048
+bad "--no-ranges: is for --plan" --model resnet50 --no-ranges
+bad "--ipu 'mk3': expected gc200 or bow" --model resnet50 --ipu mk3
+bad "ipu must be gc200 or bow (got 'mk3')" --model resnet50 --topology POD16,ipu=mk3
 bad "--steps: needs a value" --model resnet50 --steps
 bad "unknown option '--bogus'" --model resnet50 --bogus 1
 bad "unexpected argument 'resnet50'" resnet50
