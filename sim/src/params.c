@@ -25,9 +25,16 @@
  *   [PCIE]    GC200 product page: host link PCI Express Gen4 x16, 64 GB/s (32 GB/s each way):
  *             an IPU's path to its IPU-M2000's gateway and Streaming Memory.
  *   [HSYNC]   Graphcore, Command-line tools, gc-hostsynclatencytest ("tests the sync latency
- *             between host and IPU in microseconds"): its example reports 1,485 us; taken as
- *             the top of a host sync's range. The bottom, 20 us, is assumed: a RoCE round trip
- *             from the IPU through its gateway to the host server and back.
+ *             between host and IPU in microseconds"): its example issues 4,095 syncs (each after
+ *             32 delay instructions of 5 cycles) and reports 1,485 us for all of them: 0.36 us
+ *             a sync, delays included. One sync of the IPUs with the host is therefore well
+ *             under a microsecond on the IPU's side; with a RoCE round trip from the IPU
+ *             through its gateway to the host server and back (assumed, about 20 us) it is
+ *             tens of microseconds at most. host_sync_ns's range, 20 us to 1,485 us, is NOT
+ *             sourced: the fit needs about 1.4 ms a PopART cycle (the BERT-Large 4- and
+ *             8-stage pairs force it, docs/validation.md), 30 to 4,000 times what one host sync
+ *             costs, so the constant stands for a per-cycle cost the model lacks, not one sync.
+ *             (An earlier reading took 1,485 us for one sync.)
  *   [SYNCPAT] Graphcore, PopART user guide, "Sync configuration": with the default (Full) sync
  *             pattern, any communication between the IPUs or with the host makes all IPUs
  *             synchronise.
@@ -79,7 +86,8 @@ static const sim_param_info_t params[] = {
     {"conv_efficiency", SIM_PARAM_ASSUMED, F, 1.0, 0.7, 1.0, 0,
      "assumed: a convolution's share of the AMP peak over a matmul's (kernel positions)"},
     {"host_sync_ns", SIM_PARAM_FITTED, NS, 1448311.335, 20000, 1485000, 0,
-     "[CAL]; [HSYNC]: one sync of the IPUs with the host, every PopART cycle [SYNCPAT]"},
+     "[CAL]; range assumed, not sourced: the host's cost per PopART cycle [SYNCPAT], which "
+     "the fit needs at about 1.4 ms; one host sync is 0.36 us to tens of us [HSYNC]"},
     {"reduction_buffer_bytes", SIM_PARAM_FITTED, B, 4275551, 262144, 67108864, 0,
      "[CAL], per round (software): gradient bytes per reduction call; from one call per "
      "ResNet-50 tensor (0.32 MB on average) to one per 64 MB"},
