@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "hostlist.h"
 #include "instance_env.h"
 #include "jobdir.h"
@@ -190,6 +191,7 @@ static void pump(struct stream *s)
 
 struct supervisor {
     pid_t child;
+    pid_t guard;        /* the guard of the program's group (guard.h), 0 once reaped */
     int status;         /* valid once child == 0 */
     bool stopping;      /* told to stop: the failure is not the program's own */
     bool graceful;      /* poprun's graceful stop: the program ends when it is ready */
@@ -209,6 +211,8 @@ static void on_signal(struct supervisor *sv, int sfd)
         return;
     if (si.ssi_signo == SIGCHLD) {
         int st;
+        if (sv->guard > 0 && waitpid(sv->guard, &st, WNOHANG) == sv->guard)
+            sv->guard = 0; /* killed with the program's group */
         if (sv->child > 0 && waitpid(sv->child, &st, WNOHANG) == sv->child) {
             sv->status = st;
             sv->child = 0;
@@ -226,7 +230,7 @@ static void on_signal(struct supervisor *sv, int sfd)
             sv->stop_at = now_ms();
         } else if (sv->graceful && sv->child > 0) {
             /* The stop's second carrier: poprun's --graceful-timeout is over. */
-            kill(sv->child, SIGKILL);
+            kill(-sv->child, SIGKILL);
             sv->expired = true;
         }
         sv->stopping = sv->graceful = true;
@@ -237,7 +241,7 @@ static void on_signal(struct supervisor *sv, int sfd)
     bool graceful = sv->graceful;
     sv->stopping = sv->teardown = true;
     if (sv->child > 0 && graceful) {
-        kill(sv->child, SIGKILL);
+        kill(-sv->child, SIGKILL);
     } else if (sv->child > 0) {
         kill(sv->child, sig);
         if (!sv->kill_at)
@@ -263,7 +267,7 @@ static void supervise(struct supervisor *sv, struct stream s[2], int sfd)
                 pump(&s[k]);
         }
         if (sv->child > 0 && sv->kill_at && now_ms() >= sv->kill_at) {
-            kill(sv->child, SIGKILL);
+            kill(-sv->child, SIGKILL); /* the program's whole group */
             sv->kill_at = 0;
         }
     }
@@ -336,8 +340,9 @@ static void linger(struct supervisor *sv, int sfd)
     }
 }
 
-/* Starts the program with piped output and supervises it. Returns the exit status. */
-static int run_program(const struct poprun_options *o, int rank, const char *prefix)
+/* Starts the program with piped output and supervises it; LOCK_FD (or -1) is the job's lock,
+ * which the program's guard holds too. Returns the exit status. */
+static int run_program(const struct poprun_options *o, int rank, const char *prefix, int lock_fd)
 {
     int out_p[2], err_p[2];
     if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) {
@@ -358,8 +363,13 @@ static int run_program(const struct poprun_options *o, int rank, const char *pre
     struct supervisor sv = {.child = sfd < 0 ? -1 : fork()};
     if (sv.child == 0)
         exec_program(o->program.v, out_p[1], err_p[1], report_fd, &oldmask, prefix);
-    if (sv.child > 0)
+    int guard_fd = -1;
+    if (sv.child > 0) {
         setpgid(sv.child, sv.child); /* also here, so that no signal races the child's own call */
+        sv.guard = guard_start(sv.child, lock_fd, &guard_fd);
+        if (sv.guard < 0)
+            sv.guard = 0;
+    }
     close(out_p[1]);
     close(err_p[1]);
     close(report_fd);
@@ -379,6 +389,10 @@ static int run_program(const struct poprun_options *o, int rank, const char *pre
         }
         linebuf_free(&s[k].lb);
     }
+    /* The program has ended and its output is read: its guard now kills what it left in its
+     * group (a background child), and itself. */
+    if (guard_fd >= 0)
+        close(guard_fd);
     int code = finish(&sv, rank, o->instance_token);
     linger(&sv, sfd);
     close(sfd);
@@ -503,5 +517,11 @@ int instance_main(const struct poprun_options *o)
     }
     plan_free(&p);
     fflush(stderr);
-    return run_program(o, rank, prefix);
+    /* While this wrapper and its program's group live, the job's lock is held: poprun, or its
+     * janitor, sweeps the job's files only once every instance of this host has ended. */
+    char dir[128];
+    int lock_fd = -1;
+    if (jobdir_for_instance(getenv(POPRUN_ENV_JOB_ID), dir, sizeof(dir)))
+        lock_fd = jobdir_hold(dir);
+    return run_program(o, rank, prefix, lock_fd);
 }

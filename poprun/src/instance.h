@@ -21,9 +21,11 @@
  * which ends when it is ready: then the wrapper exits 0 if the program ended with 0, 130 or 143
  * or by SIGTERM or SIGINT (so that mpirun does not kill the instances still stopping), and with
  * the program's status and a marker otherwise. SIGTERM, SIGINT and SIGHUP (mpirun ending the
- * job) are passed to the program, which gets SIGKILL if it is still there 3 s later, or at once
- * during a graceful stop (its time is up). If the wrapper's parent (mpirun or orted) dies, the
- * wrapper gets SIGTERM; if the wrapper dies, the program gets SIGKILL: no strays.
+ * job) are passed to the program, whose process group gets SIGKILL if it is still there 3 s
+ * later, or at once during a graceful stop (its time is up). If the wrapper's parent (mpirun or
+ * orted) dies, the wrapper gets SIGTERM; if the wrapper dies, the program gets SIGKILL, and the
+ * guard (guard.h) kills the rest of its process group: no strays. While the wrapper lives it
+ * holds the job's lock (jobdir.h), so that poprun removes the job's files only after it.
  */
 #ifndef POPRUN_INSTANCE_H
 #define POPRUN_INSTANCE_H

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "hostlist.h"
+#include "janitor.h"
 #include "jobdir.h"
 #include "launch.h"
 #include "mpirun_cmd.h"
@@ -90,13 +91,15 @@ struct job {
     char *cache_path;
     char self[PATH_MAX];
     char token[17];
-    struct jobdir dir; /* what the job keeps in /dev/shm and the temporary directory */
-    bool as_root;      /* mpirun may run as root (--allow-run-as-root, or root itself) */
+    struct jobdir dir;      /* what the job keeps in /dev/shm and the temporary directory */
+    struct janitor janitor; /* finishes the job if poprun is killed (janitor.h) */
+    bool as_root;           /* mpirun may run as root (--allow-run-as-root, or root itself) */
 };
 
 static void job_free(struct job *j)
 {
     jobdir_close(&j->dir);
+    janitor_done(&j->janitor);
     strvec_free(&j->argv);
     free(j->cache_path);
     plan_free(&j->plan);
@@ -184,9 +187,11 @@ static void emit_stderr(void *ctx, const char *line, size_t len)
 static int run_once(void *ctx, struct outcome *out, char *err, size_t errlen)
 {
     const struct job *j = ctx;
-    int rc = launch_run(&j->argv, j->as_root, out, err, errlen);
+    int rc = launch_run(&j->argv, j->as_root, j->janitor.fd, out, err, errlen);
     bool ok = rc == 0 && out->mpirun_done && WIFEXITED(out->mpirun_status) &&
               WEXITSTATUS(out->mpirun_status) == 0;
+    /* An instance outlives a killed mpirun by up to a few seconds (instance.h). */
+    jobdir_wait_idle(&j->dir, JANITOR_IDLE_MS);
     int n = jobdir_sweep(&j->dir, out->mpirun_pid, !ok);
     if (n > 0 && out->verbose >= 1)
         fprintf(stderr, "poprun: removed %d file%s the job left (job %s)\n", n, n == 1 ? "" : "s",
@@ -198,6 +203,7 @@ static int launch(const struct poprun_options *o, struct job *j)
 {
     j->as_root = o->allow_run_as_root > 0 || geteuid() == 0;
     jobdir_make(&j->dir);
+    janitor_start(&j->janitor, &j->dir);
     struct restart_job rj = {.max_restarts = o->max_restarts,
                              .plan = &j->plan,
                              .proto = {.token = j->token,
@@ -214,6 +220,7 @@ int job_main(const struct poprun_options *o)
     struct job j;
     char err[1024];
     memset(&j, 0, sizeof(j));
+    j.janitor.fd = -1;
     int status = 0;
     if (prepare(o, &j, err, sizeof(err)) != 0 ||
         (o->export_config && options_export_config(o, o->export_config, err, sizeof(err)) != 0)) {

@@ -5,10 +5,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -17,7 +19,9 @@
 #include "gcl/popdist_env.h"
 #include "util.h"
 
-#define SHM_ROOT "/dev/shm"
+#define SHM_ROOT     "/dev/shm"
+#define LOCK_NAME    "poprun.lock"
+#define IDLE_POLL_MS 50
 
 /* Whether S is 1 to MAX letters, digits, '-' or '_'. */
 static bool word_ok(const char *s, size_t max)
@@ -217,4 +221,40 @@ const char *jobdir_for_instance(const char *id, char *buf, size_t len)
         return NULL;
     snprintf(buf, len, SHM_ROOT "/poprun-%s", id);
     return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() ? buf : NULL;
+}
+
+int jobdir_hold(const char *dir)
+{
+    char *path = xasprintf("%s/" LOCK_NAME, dir);
+    int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+    free(path);
+    if (fd >= 0 && flock(fd, LOCK_SH) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+int jobdir_wait_idle(const struct jobdir *d, int ms)
+{
+    if (!d->path[0])
+        return 0;
+    char *path = xasprintf("%s/" LOCK_NAME, d->path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return 0;
+    int rc = -1;
+    for (int waited = 0;; waited += IDLE_POLL_MS) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            rc = 0;
+            break;
+        }
+        if (waited >= ms || errno != EWOULDBLOCK)
+            break;
+        struct timespec ts = {0, IDLE_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    close(fd);
+    return rc;
 }

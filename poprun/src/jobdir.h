@@ -24,6 +24,13 @@
  * directories of an mpirun that did not remove them itself, and (after a run that failed) host
  * boxes of instances that died before they were unlinked. On other machines OpenMPI's daemons
  * clean up after a normal end; after a hard kill they cannot, and poprun cannot reach them.
+ *
+ * An instance can outlive mpirun by a few seconds (a wrapper gives its program 3 s after mpirun
+ * died, see instance.h), and an OpenMPI program that still runs may write into its session
+ * directory, so a sweep waits for them first: every wrapper that sees the directory holds a
+ * shared lock on its file "poprun.lock" (jobdir_hold) for as long as the wrapper or its guard
+ * lives, and the sweep takes the lock exclusively once they are gone (jobdir_wait_idle). When
+ * poprun itself is killed, its janitor (janitor.h) does the same.
  */
 #ifndef POPRUN_JOBDIR_H
 #define POPRUN_JOBDIR_H
@@ -53,7 +60,15 @@ int jobdir_sweep(const struct jobdir *d, pid_t mpirun, bool failed);
  * not). */
 void jobdir_close(struct jobdir *d);
 
+/* Waits up to MS milliseconds until no instance of this host holds the job's lock (each has
+ * ended). Returns 0 when none does (or there is no lock file), -1 when MS passed first. */
+int jobdir_wait_idle(const struct jobdir *d, int ms);
+
 /* The instance wrapper's side: the directory of job ID if this host sees it, else NULL. */
 const char *jobdir_for_instance(const char *id, char *buf, size_t len);
+/* The instance wrapper's side: takes a shared lock on DIR's lock file (DIR as
+ * jobdir_for_instance gave it) and returns its descriptor (close-on-exec, so the program does
+ * not hold it), or -1. The lock lasts while any process holding the descriptor lives. */
+int jobdir_hold(const char *dir);
 
 #endif /* POPRUN_JOBDIR_H */

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "janitor.h"
 #include "linebuf.h"
 
 /* How long to keep reading mpirun's stderr after it exited: remote daemons may hold the pipe. */
@@ -27,10 +29,19 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The child: own process group, stderr to the pipe, exec mpirun. Never returns. */
-static void exec_mpirun(char *const argv[], int err_w, bool as_root, const sigset_t *oldmask)
+/* The child: own process group, stderr to the pipe, ends with poprun, exec mpirun. Never
+ * returns. */
+static void exec_mpirun(char *const argv[], int err_w, bool as_root, const sigset_t *oldmask,
+                        pid_t poprun, int janitor_fd)
 {
     setpgid(0, 0);
+    /* A poprun killed outright (kill -9) leaves mpirun SIGTERM, which ends every instance on
+     * every host; mpirun would otherwise run on until an instance wrote to its closed stderr.
+     * If poprun is already gone, there is nothing to run for. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != poprun)
+        _exit(128 + SIGTERM);
+    janitor_tell_mpirun(janitor_fd);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, oldmask, NULL);
     if (as_root) {
@@ -203,8 +214,8 @@ static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
         close(err_r);
 }
 
-int launch_run(const struct strvec *argv, bool as_root, struct outcome *out, char *err,
-               size_t errlen)
+int launch_run(const struct strvec *argv, bool as_root, int janitor_fd, struct outcome *out,
+               char *err, size_t errlen)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
@@ -224,9 +235,10 @@ int launch_run(const struct strvec *argv, bool as_root, struct outcome *out, cha
         sigprocmask(SIG_SETMASK, &oldmask, NULL);
         return errf(err, errlen, "signalfd: %s", strerror(e));
     }
+    pid_t self = getpid();
     struct watch w = {.child = fork()};
     if (w.child == 0)
-        exec_mpirun(argv->v, p[1], as_root, &oldmask);
+        exec_mpirun(argv->v, p[1], as_root, &oldmask, self, janitor_fd);
     int rc = 0;
     close(p[1]);
     if (w.child < 0) {
