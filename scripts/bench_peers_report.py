@@ -111,7 +111,7 @@ def latency_tables(f, rows, cores, pass_name):
     for n in sorted({int(r["ranks"]) for r in lat}):
         for coll in ("all_reduce", "broadcast", "barrier"):
             sizes = sorted({int(r["size_bytes"]) for r in select(lat, ranks=n, collective=coll)})
-            if coll == "barrier":  # no data: gcl-bench names it 8 B, the peers 0 B
+            if coll == "barrier":  # no data: one row of size 0
                 sizes = sizes[:1]
             for s in sizes:
                 here = select(lat, ranks=n, collective=coll, **(

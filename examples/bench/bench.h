@@ -17,7 +17,8 @@ enum { BENCH_MAX_ROWS = 64 };
 typedef struct {
     const char *collective;
     size_t min_bytes, max_bytes;
-    size_t sizes[BENCH_MAX_ROWS]; /* --sizes, or --latency's defaults: these rows instead */
+    const char *min_text, *max_text; /* -b and -e as given, NULL for the defaults */
+    size_t sizes[BENCH_MAX_ROWS];    /* --sizes, or --latency's defaults: these rows instead */
     int nsizes;
     long factor, iters, warmup; /* iters 0: -n auto (the rule's calibrated batches) */
     int repeats;                /* batches timed per size; the median is reported */
@@ -70,6 +71,10 @@ gcl_status_t bench_program(gcl_ctx_t ctx, void *arg);
 double bench_bus_factor(const char *collective, int n);
 /* Elements per rank call for a size of BYTES (nccl-tests' meaning of size). */
 size_t bench_count(const char *collective, size_t bytes, size_t elem, int n);
+/* The bytes a call of COUNT elements per rank moves, as nccl-tests' size column shows them and
+ * its bandwidth counts them: COUNT elements, or N blocks of COUNT for reduce_scatter,
+ * all_gather and all_to_all. */
+size_t bench_moved_bytes(const char *collective, size_t count, size_t elem, int n);
 /* --compare mpi-in-job: times ITERS runs of the MPI collective matching O on SEND/RECV inside
  * this job (MPI initialised by libgcl, its threads beside it, poprun's --bind-to none: not how
  * MPI's users run it; scripts/bench-collectives --peers runs MPI in its own job); the slowest

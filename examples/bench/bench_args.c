@@ -69,16 +69,50 @@ static int check_algo(const char *collective, const char *opt, const char *name)
     return bad(opt, name, want);
 }
 
-/* A list of sizes, "8,64,1K,4K". Returns 0 or -1. */
-static int parse_sizes(bench_opts_t *o, const char *text)
+/* A list of sizes, "8,64,1K,4K"; every item must be a size (an empty one too is refused).
+ * Returns 0 or 2 after saying which item is wrong. */
+static int parse_sizes(bench_opts_t *o, const char *opt, const char *text)
 {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", text);
+    char want[192];
     o->nsizes = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        if (o->nsizes >= BENCH_MAX_ROWS || parse_bytes(t, &o->sizes[o->nsizes++]))
-            return -1;
-    return o->nsizes ? 0 : -1;
+    for (const char *at = text;; at++) {
+        const char *end = strchr(at, ',');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        char item[64];
+        snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item ? len : sizeof item - 1), at);
+        if (o->nsizes >= BENCH_MAX_ROWS) {
+            snprintf(want, sizeof want, "expected at most %d sizes", BENCH_MAX_ROWS);
+            return bad(opt, text, want);
+        }
+        if (len == 0 || len >= sizeof item || parse_bytes(item, &o->sizes[o->nsizes])) {
+            snprintf(want, sizeof want,
+                     "item %d ('%s') is not a size; expected sizes like "
+                     "8,64,1K,4K",
+                     o->nsizes + 1, item);
+            return bad(opt, text, want);
+        }
+        o->nsizes++;
+        if (!end)
+            return 0;
+        at = end;
+    }
+}
+
+/* The options that take a value (each as short and long name, or twice its long name). */
+static const char *const valued[][2] = {
+    {"-b", "--minbytes"}, {"-e", "--maxbytes"}, {"-f", "--stepfactor"}, {"-n", "--iters"},
+    {"-w", "--warmup"},   {"-t", "--type"},     {"-o", "--op"},         {"-g", "--group"},
+    {"-a", "--algo"},     {"-r", "--root"},     {"--repeats", ""},      {"--samples", ""},
+    {"--sizes", ""},      {"--compare", ""},    {"--json", ""},         {"--csv", ""},
+    {"--topology", ""},   {"--replicas", ""},
+};
+
+static int takes_value(const char *opt)
+{
+    for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
+        if (!strcmp(opt, valued[i][0]) || (valued[i][1][0] && !strcmp(opt, valued[i][1])))
+            return 1;
+    return 0;
 }
 
 /* One option with its value; returns 0 or 2. */
@@ -87,16 +121,19 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
     long x;
 #define IS(s, l) (!strcmp(opt, s) || !strcmp(opt, l))
     if (IS("-b", "--minbytes"))
-        return parse_bytes(v, &o->min_bytes) ? bad(opt, v, "expected a size like 4, 1K, 64M") : 0;
+        return parse_bytes(v, &o->min_bytes) ? bad(opt, v, "expected a size like 4, 1K, 64M")
+                                             : (o->min_text = v, 0);
     if (IS("-e", "--maxbytes"))
-        return parse_bytes(v, &o->max_bytes) ? bad(opt, v, "expected a size like 4, 1K, 64M") : 0;
+        return parse_bytes(v, &o->max_bytes) ? bad(opt, v, "expected a size like 4, 1K, 64M")
+                                             : (o->max_text = v, 0);
     if (IS("-f", "--stepfactor"))
-        return parse_int(v, 2, 1024, &o->factor) ? bad(opt, v, "expected an integer from 2") : 0;
+        return parse_int(v, 2, 1024, &o->factor) ? bad(opt, v, "expected an integer from 2 to 1024")
+                                                 : 0;
     if (IS("-n", "--iters")) {
         if (!strcmp(v, "auto"))
             return (o->iters = 0, 0);
         return parse_int(v, 1, 1000000, &o->iters)
-                   ? bad(opt, v, "expected auto or an integer from 1")
+                   ? bad(opt, v, "expected auto or an integer from 1 to 1000000")
                    : 0;
     }
     if (IS("--repeats", "--repeats")) {
@@ -105,12 +142,15 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
         return (o->repeats = (int)x, 0);
     }
     if (IS("--samples", "--samples"))
-        return parse_int(v, 1, 1000000, &o->samples) ? bad(opt, v, "expected an integer from 1")
-                                                     : 0;
+        return parse_int(v, 1, 1000000, &o->samples)
+                   ? bad(opt, v, "expected an integer from 1 to 1000000")
+                   : 0;
     if (IS("--sizes", "--sizes"))
-        return parse_sizes(o, v) ? bad(opt, v, "expected sizes like 8,64,1K,4K") : 0;
+        return parse_sizes(o, opt, v);
     if (IS("-w", "--warmup"))
-        return parse_int(v, 0, 1000000, &o->warmup) ? bad(opt, v, "expected an integer from 0") : 0;
+        return parse_int(v, 0, 1000000, &o->warmup)
+                   ? bad(opt, v, "expected an integer from 0 to 1000000")
+                   : 0;
     if (IS("-t", "--type"))
         return gcl_dtype_parse(v, &o->type) ? bad(opt, v,
                                                   "expected f32 f16 bf16 i32 i64 u32 "
@@ -175,12 +215,26 @@ static int check_options(const bench_opts_t *o, int op_given)
                  gcl_redop_name(o->op), why);
         return bad("-t", gcl_dtype_name(o->type), want);
     }
-    if (o->min_bytes > o->max_bytes)
-        return bad("-b", "", "the smallest size is larger than the largest (-e)");
-    if (o->check && o->phantom)
-        return bad("--check", "", "cannot check phantom buffers (they hold no data)");
-    if (o->latency && (o->phantom || o->compare_in_job))
-        return bad("--latency", "", "times real calls only (not with --phantom or --compare)");
+    if (o->min_bytes > o->max_bytes) {
+        char want[160];
+        snprintf(want, sizeof want,
+                 "the smallest size is larger than the largest (-e '%s'); "
+                 "expected at most %zu bytes",
+                 o->max_text ? o->max_text : "16M", o->max_bytes);
+        return bad("-b", o->min_text ? o->min_text : "1K", want);
+    }
+    if (o->check && o->phantom) {
+        fprintf(stderr, "gcl-bench: --check with --phantom: phantom buffers hold no data to check; "
+                        "give one or the other\n");
+        return 2;
+    }
+    if (o->latency && (o->phantom || o->compare_in_job)) {
+        fprintf(stderr,
+                "gcl-bench: --latency with %s: --latency times real calls only; give "
+                "one or the other\n",
+                o->phantom ? "--phantom" : "--compare");
+        return 2;
+    }
     return 0;
 }
 
@@ -233,8 +287,14 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
             o->latency = 1;
             continue;
         }
-        if (i + 1 >= argc)
-            return bad(opt, NULL, "needs a value");
+        if (!takes_value(opt)) {
+            fprintf(stderr, "gcl-bench: unknown option '%s' (try --help)\n", opt);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "gcl-bench: %s needs a value (try --help)\n", opt);
+            return 2;
+        }
         op_given |= !strcmp(opt, "-o") || !strcmp(opt, "--op");
         sizes_given |= !strcmp(opt, "-b") || !strcmp(opt, "--minbytes") || !strcmp(opt, "-e") ||
                        !strcmp(opt, "--maxbytes");

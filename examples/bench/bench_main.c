@@ -1,11 +1,53 @@
 /* gcl-bench: see bench.h and --help. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "common/init_error.h"
 #include "gcl/sim.h"
+
+/* The group (-g) must divide the job's replicas: checked as soon as their count is known,
+ * before anything runs, and said once (by instance 0). Returns 0 or 2. */
+static int check_group(const bench_opts_t *o, const gcl_job_info_t *info)
+{
+    int n = info->num_replicas, k = o->group.size;
+    if (o->group.kind == GCL_GROUP_ALL || (k >= 1 && k <= n && n % k == 0))
+        return 0;
+    if (info->instance_index == 0) {
+        char g[64];
+        fprintf(stderr,
+                "gcl-bench: -g '%s': a group of %d does not divide the %d replicas; expected all, "
+                "or consecutive:K or orthogonal:K with K dividing %d\n",
+                gcl_group_format(o->group, g, sizeof g), k, n, n);
+    }
+    return 2;
+}
+
+/* --json and --csv must be writable before anything runs: opened for appending, and removed
+ * again if that made them. Instance 0 writes them at the end; every instance looks (the same
+ * path, on its host), so that all stop together, and instance 0 says why. Returns 0 or 2. */
+static int check_output(const char *opt, const char *path, const gcl_job_info_t *info)
+{
+    if (!path)
+        return 0;
+    int existed = access(path, F_OK) == 0;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        if (info->instance_index == 0)
+            fprintf(stderr,
+                    "gcl-bench: %s '%s': cannot write it (%s); expected a file in a writable "
+                    "directory\n",
+                    opt, path, strerror(errno));
+        return 2;
+    }
+    fclose(f);
+    if (!existed)
+        remove(path);
+    return 0;
+}
 
 /* A broadcast's root must be a rank of its group, which the job's replica count sizes: checked
  * as soon as that is known, before anything runs, and said once (by instance 0; every instance
@@ -16,7 +58,7 @@ static int check_root(const bench_opts_t *o, const gcl_job_info_t *info)
     if (strcmp(o->collective, "broadcast") != 0 || o->root < size)
         return 0;
     if (size < 1 || n % size != 0)
-        return 0; /* the run says that the group does not divide the replicas */
+        return 0; /* check_group said so */
     if (info->instance_index == 0) {
         char g[64], of[64] = "";
         if (o->group.kind != GCL_GROUP_ALL)
@@ -55,7 +97,8 @@ int main(int argc, char **argv)
     b->o = &o;
     gcl_instance_info(inst, &b->info);
     snprintf(b->topology, sizeof b->topology, "%s", gcl_sim_topology(inst));
-    if (check_root(&o, &b->info)) {
+    if (check_group(&o, &b->info) || check_root(&o, &b->info) ||
+        check_output("--json", o.json, &b->info) || check_output("--csv", o.csv, &b->info)) {
         gcl_finalize(inst);
         free(b);
         return 2;

@@ -28,6 +28,14 @@ size_t bench_count(const char *collective, size_t bytes, size_t elem, int n)
     return c == REF_BARRIER ? 0 : bytes / elem;
 }
 
+size_t bench_moved_bytes(const char *collective, size_t count, size_t elem, int n)
+{
+    int c = ref_collective(collective);
+    if (c == REF_REDUCE_SCATTER || c == REF_ALL_GATHER || c == REF_ALL_TO_ALL)
+        return count * elem * (size_t)n;
+    return count * elem; /* a barrier's count is 0 */
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -127,24 +135,32 @@ static gcl_status_t time_size(const bench_opts_t *o, bench_ipu_t *p, size_t coun
 }
 
 /* --latency: single calls, each followed by a barrier outside the timing (osu_latency's
- * collective form); a sample is the mean over the replicas of one call's time. */
+ * collective form); a sample is the mean over the replicas of one call's time. The simulated
+ * time is the slowest replica's mean over its calls, barriers left out. */
 static gcl_status_t time_latency(const bench_opts_t *o, bench_ipu_t *p, size_t count,
                                  bench_row_t *row)
 {
     long n = o->samples;
     uint64_t *mine = calloc((size_t)n, sizeof *mine), *sum = calloc((size_t)n, sizeof *sum);
     double *v = calloc((size_t)n, sizeof *v);
+    uint64_t sim_ps = 0, slowest = 0; /* simulated clocks are exact integers of picoseconds */
     gcl_status_t rc = mine && sum && v ? GCL_OK : GCL_ERR_NO_HOST_MEMORY;
     for (long i = 0; i < o->warmup && rc == GCL_OK; i++)
         if ((rc = run_once(o, p->comm, p->send, p->recv, count)) == GCL_OK)
             rc = gcl_barrier(p->stats);
     for (long i = 0; i < n && rc == GCL_OK; i++) {
+        double s0 = gcl_sim_time(p->ctx);
         uint64_t t0 = now_ns();
         rc = run_once(o, p->comm, p->send, p->recv, count);
         mine[i] = now_ns() - t0;
+        sim_ps += (uint64_t)((gcl_sim_time(p->ctx) - s0) * 1e12 + 0.5);
         if (rc == GCL_OK)
             rc = gcl_barrier(p->stats);
     }
+    if (rc == GCL_OK)
+        rc = gcl_all_reduce(p->stats, &sim_ps, &slowest, 1, GCL_U64, GCL_MAX);
+    if (rc == GCL_OK)
+        row->sim_time_us = (double)slowest / 1e6 / (double)n;
     if (rc == GCL_OK)
         rc = gcl_all_reduce(p->stats, mine, sum, (size_t)n, GCL_U64, GCL_SUM);
     int members = gcl_comm_size(p->stats);
@@ -167,8 +183,10 @@ static gcl_status_t measure(bench_t *b, bench_ipu_t *p, size_t bytes, bench_row_
     const bench_opts_t *o = b->o;
     size_t es = gcl_dtype_size(o->type);
     memset(row, 0, sizeof *row);
-    row->bytes = bytes;
     row->count = bench_count(o->collective, bytes, es, p->n);
+    /* What the call moves, as nccl-tests' size column and bandwidth count it: the size rounded
+     * down to whole elements (whole blocks of N for the collectives of blocks), 0 below one. */
+    row->bytes = bench_moved_bytes(o->collective, row->count, es, p->n);
     row->mpi_time_us = row->mpi_busbw = row->sim_time_us = row->sim_busbw = -1;
     row->p50_us = row->p99_us = -1;
     size_t in, out;
@@ -181,16 +199,16 @@ static gcl_status_t measure(bench_t *b, bench_ipu_t *p, size_t bytes, bench_row_
         GCL_CHECK(time_size(o, p, row->count, row));
     const char *algo = gcl_comm_algorithm(p->comm, o->collective);
     snprintf(row->algo, sizeof row->algo, "%s", algo ? algo : "-");
-    double factor = bench_bus_factor(o->collective, p->n);
-    row->algbw = row->time_us > 0 ? (double)bytes / row->time_us / 1e3 : 0;
+    double factor = bench_bus_factor(o->collective, p->n), moved = (double)row->bytes;
+    row->algbw = row->time_us > 0 ? moved / row->time_us / 1e3 : 0;
     row->busbw = row->algbw * factor;
-    row->sim_busbw = row->sim_time_us > 0 ? (double)bytes / row->sim_time_us / 1e3 * factor : 0;
+    row->sim_busbw = row->sim_time_us > 0 ? moved / row->sim_time_us / 1e3 * factor : 0;
     if (o->check)
         GCL_CHECK(check_size(o, p, row->count, &row->wrong));
     if (o->compare_in_job) {
         row->mpi_time_us = bench_mpi_time(o, p->send, p->recv, row->count);
         if (row->mpi_time_us > 0)
-            row->mpi_busbw = (double)bytes / row->mpi_time_us / 1e3 * factor;
+            row->mpi_busbw = moved / row->mpi_time_us / 1e3 * factor;
     }
     return GCL_OK;
 }
@@ -251,10 +269,12 @@ gcl_status_t bench_program(gcl_ctx_t ctx, void *arg)
             bytes = o->sizes[nrows];
             continue;
         }
-        if (bytes >= o->max_bytes || ref_collective(o->collective) == REF_BARRIER)
+        /* nccl-tests' grid: -b, then times -f while at most -e, and no row off it (-b 8 -e 1M
+         * -f 4 ends at 512K); a size of 0 would never grow, so it is the only row. */
+        if (bytes == 0 || bytes > o->max_bytes / (size_t)o->factor ||
+            ref_collective(o->collective) == REF_BARRIER)
             break;
-        size_t next = bytes ? bytes * (size_t)o->factor : 4;
-        bytes = next > o->max_bytes ? o->max_bytes : next; /* the last row is the largest size */
+        bytes *= (size_t)o->factor;
     }
     if (p->reporter)
         b->nrows = nrows;

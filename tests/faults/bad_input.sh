@@ -63,7 +63,7 @@ table=$(cat <<'EOF'
 2 | name a collective | BENCH
 2 | collective 'foo' | BENCH foo
 2 | collective '' | BENCH ''
-2 | -b '' | BENCH all_reduce -b
+2 | -b needs a value | BENCH all_reduce -b
 2 | -b 'x' | BENCH all_reduce -b x
 2 | -b '-1' | BENCH all_reduce -b -1
 2 | -b '99999999999G' | BENCH all_reduce -b 99999999999G
@@ -77,7 +77,8 @@ table=$(cat <<'EOF'
 2 | -n '0' | BENCH all_reduce -n 0
 2 | -n '-3' | BENCH all_reduce -n -3
 2 | --iters '1e99' | BENCH all_reduce --iters 1e99
-2 | -n '99999999999999999999' | BENCH all_reduce -n 99999999999999999999
+2 | -n '99999999999999999999': expected auto or an integer from 1 to 1000000 | BENCH all_reduce -n 99999999999999999999
+2 | -n '2000000': expected auto or an integer from 1 to 1000000 | BENCH all_reduce -n 2000000
 2 | -w '-1' | BENCH all_reduce -w -1
 2 | --warmup 'x' | BENCH all_reduce --warmup x
 2 | -t 'f99' | BENCH all_reduce -t f99
@@ -92,16 +93,25 @@ table=$(cat <<'EOF'
 2 | --compare 'foo' | BENCH all_reduce --compare foo
 2 | --replicas '0' | BENCH all_reduce --replicas 0
 2 | --replicas '100000' | BENCH all_reduce --replicas 100000
-2 | --json '' | BENCH all_reduce --json
-2 | --topology '' | BENCH all_reduce --topology
-2 | --bogus | BENCH all_reduce --bogus
+2 | --json needs a value | BENCH all_reduce --json
+2 | --topology needs a value | BENCH all_reduce --topology
+2 | unknown option '--bogus' | BENCH all_reduce --bogus
+2 | unknown option '--checkk' | BENCH all_reduce --checkk
+2 | unknown option '--checkk' | BENCH all_reduce --checkk 1
+2 | --sizes '8,,1K': item 2 \(''\) is not a size; expected sizes like | BENCH all_reduce --sizes 8,,1K
+2 | --sizes '8,1K,': item 3 | BENCH all_reduce --sizes 8,1K,
+2 | --sizes '4,x': item 2 \('x'\) | BENCH all_reduce --sizes 4,x
 2 | -z | BENCH all_reduce -z
-2 | smallest size is larger than the largest | BENCH all_reduce -b 1M -e 1K
+2 | -b '1M': the smallest size is larger than the largest \(-e '1K'\); expected at most 1024 bytes | BENCH all_reduce -b 1M -e 1K
+2 | --check with --phantom | BENCH all_reduce --check --phantom
+2 | --latency with --phantom | BENCH all_reduce --latency --phantom
 # An algorithm the collective lacks, an operator its type does not take: refused before
 # anything runs, as the library judges them. A root outside the group: refused once the
-# replica count is known (after gcl_init), before anything runs. A group that does not divide
-# the replicas is still found by the run (exit 1).
-1 | consecutive:3 | BENCH all_reduce -g consecutive:3 -e 4K
+# replica count is known (after gcl_init), before anything runs; so are a group that does not
+# divide the replicas and a --json or --csv file that cannot be written.
+2 | -g 'consecutive:3': a group of 3 does not divide the 4 replicas; expected all, or | BENCH all_reduce -g consecutive:3 -e 4K
+2 | -g 'orthogonal:8': a group of 8 does not divide the 4 replicas | BENCH all_reduce -g orthogonal:8 -e 4K
+2 | -g 'consecutive:3': a group of 3 does not divide the 4 replicas | POPRUN --num-replicas 4 --num-instances 2 BENCH all_reduce -g consecutive:3 -e 4K
 2 | -r '7': expected a rank of the group, 0 to 3 | BENCH broadcast -r 7 -e 4K
 2 | -r '3': expected a rank of the group, 0 to 1 | BENCH broadcast -g consecutive:2 -r 3 -e 4K
 2 | -a 'nope': all_reduce has no such algorithm; expected auto, | BENCH all_reduce -a nope -e 4K
@@ -112,7 +122,8 @@ table=$(cat <<'EOF'
 2 | POD9 | BENCH all_reduce --topology POD9
 2 | bad-decimal.topo:2: | BENCH all_reduce --topology DATA/topo/bad-decimal.topo
 2 | POD16 | BENCH all_reduce --replicas 512 --topology POD16
-1 | /nonexistent/x.json | BENCH all_reduce --json /nonexistent/x.json -e 4K -n 1 -w 0
+2 | --json '/nonexistent/x.json': cannot write it \(No such file or directory\); expected | BENCH all_reduce --json /nonexistent/x.json -e 4K -n 1 -w 0
+2 | --csv '/nonexistent/x.csv': cannot write it | BENCH all_reduce --csv /nonexistent/x.csv -e 4K -n 1 -w 0
 # ---- train: every option
 2 | --data needs a value | TRAIN --data
 2 | --train-samples '0' | TRAIN --train-samples 0
