@@ -27,7 +27,12 @@ int simstep_open_model(simstep_t *w)
 
     if (gcl_sim_model_open_packed(w->o.model, w->o.seq, w->o.per_pack, &w->model, err,
                                   sizeof err) != GCL_OK) {
-        fprintf(stderr, "sim-step: %s\n", err);
+        /* A name that opens no file: say what --model takes. */
+        if (!strncmp(err, "cannot open model file", 22))
+            fprintf(stderr,
+                    "sim-step: --model: %s; expected resnet50, bert-large or a model file\n", err);
+        else
+            fprintf(stderr, "sim-step: %s\n", err);
         return 2;
     }
     gcl_sim_model_info(w->model, &w->minfo);

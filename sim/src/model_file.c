@@ -436,13 +436,9 @@ int sim_model_load(const char *path, sim_model_t *m, char *err, size_t errlen)
 
     sim_base_name(path ? path : "", "model", name, sizeof(name));
     sim_model_init(m, name);
-    f = path ? fopen(path, "r") : NULL;
-    if (f == NULL) {
-        rc = path ? -errno : -EINVAL;
-        sim_errf(err, errlen, "cannot open model file '%s': %s", path ? path : "(null)",
-                 strerror(-rc));
+    f = sim_open_text(path, "model file", &rc, err, errlen);
+    if (f == NULL)
         return rc;
-    }
     rc = parse_file(&p, f);
     fclose(f);
     if (rc == 0 && m->num_layers == 0) {

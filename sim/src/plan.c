@@ -448,28 +448,81 @@ int sim_plan_min_stages(const sim_model_t *m, const sim_cost_params_t *cp, const
     return -1;
 }
 
-void sim_plan_overflow_text(const sim_plan_t *plan, const sim_model_t *m, int s, int min_stages,
+int sim_plan_fitting_stages(const sim_model_t *m, const sim_cost_params_t *cp,
+                            const sim_device_t *d, const sim_plan_params_t *p, int max_stages,
+                            unsigned char *fits)
+{
+    size_t n = m->num_layers;
+    sim_cost_t *fwd = calloc(n ? n : 1, sizeof(*fwd)), *bwd = calloc(n ? n : 1, sizeof(*bwd));
+    uint64_t units = (uint64_t)llround((double)p->micro_batch / m->samples_per_unit);
+    int count = fwd && bwd ? 0 : -1;
+
+    /* The layers cost the same whatever the split: costed once, not once per stage count. */
+    if (count == 0 && sim_plan_layer_costs(m, cp, d, units, fwd, bwd) != 0)
+        count = -1;
+    for (int k = 0; k <= max_stages; k++)
+        fits[k] = 0;
+    for (int k = 1; count >= 0 && k <= max_stages && (size_t)k <= n; k++) {
+        sim_plan_params_t q = *p;
+        sim_plan_t plan;
+
+        q.stages = k;
+        q.splits = NULL;
+        q.placement = NULL;
+        if (sim_plan_build_costed(m, cp, d, &q, fwd, bwd, &plan, NULL, 0) != 0)
+            continue; /* not a plan at all (a model with fewer layers than k, say) */
+        fits[k] = sim_plan_overflow(&plan) < 0;
+        count += fits[k];
+        sim_plan_free(&plan);
+    }
+    free(fwd);
+    free(bwd);
+    return count;
+}
+
+void sim_plan_fit_text(const unsigned char *fits, int max_stages, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "stage counts that fit: ");
+    int any = 0;
+
+    for (int k = 1; k <= max_stages && used < len; k++) {
+        int last = k;
+
+        if (!fits[k])
+            continue;
+        while (last < max_stages && fits[last + 1])
+            last++;
+        used += (size_t)snprintf(buf + used, len - used,
+                                 last > k + 1    ? "%s%d-%d"
+                                 : last == k + 1 ? "%s%d, %d"
+                                                 : "%s%d",
+                                 any ? ", " : "", k, last);
+        any = 1;
+        k = last;
+    }
+    if (!any)
+        snprintf(buf, len, "no stage count up to %d fits", max_stages);
+}
+
+void sim_plan_overflow_text(const sim_plan_t *plan, const sim_model_t *m, int s, const char *fit,
                             char *buf, size_t len)
 {
     const sim_stage_t *st = &plan->stages[s];
     const sim_stage_mem_t *mem = &st->mem;
-    char tail[96];
+    const char *tail = fit ? fit : "";
 
-    if (min_stages > 0)
-        snprintf(tail, sizeof(tail), "the smallest stage count that fits is %d", min_stages);
-    else
-        snprintf(tail, sizeof(tail), "no stage count up to %zu fits", m->num_layers);
     snprintf(buf, len,
              "stage %d (layers %s .. %s) needs %llu bytes of %llu: %llu over, from layer %s on "
              "(weights %llu, gradients %llu, optimizer %llu, stash %llu, activations %llu, code "
-             "%llu); %s",
+             "%llu)%s%s",
              s, m->layers[st->first].name, m->layers[st->last - 1].name,
              (unsigned long long)mem->total, (unsigned long long)mem->capacity,
              (unsigned long long)(mem->total - mem->capacity),
              m->layers[mem->overflow_layer >= 0 ? mem->overflow_layer : st->last - 1].name,
              (unsigned long long)mem->weights, (unsigned long long)mem->gradients,
              (unsigned long long)mem->optimizer, (unsigned long long)mem->stash,
-             (unsigned long long)mem->activations, (unsigned long long)mem->code, tail);
+             (unsigned long long)mem->activations, (unsigned long long)mem->code, *tail ? "; " : "",
+             tail);
 }
 
 double sim_time_to_train(double step_s, uint64_t global_batch, uint64_t samples, double overhead_s)

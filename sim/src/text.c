@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void sim_errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -67,4 +68,21 @@ void sim_base_name(const char *path, const char *fallback, char *name, size_t le
         n = len - 1;
     memcpy(name, base, n);
     name[n] = '\0';
+}
+
+FILE *sim_open_text(const char *path, const char *what, int *rc, char *err, size_t errlen)
+{
+    FILE *f = path ? fopen(path, "r") : NULL;
+    struct stat st;
+
+    *rc = f ? 0 : path ? -errno : -EINVAL;
+    if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        *rc = -EISDIR;
+        fclose(f);
+        f = NULL;
+    }
+    if (!f)
+        sim_errf(err, errlen, "cannot open %s '%s': %s", what, path ? path : "(null)",
+                 strerror(-*rc));
+    return f;
 }

@@ -22,6 +22,11 @@ void sim_strlcpy(char *dst, const char *src, size_t len);
  * caller prefixes with its file and line. */
 int sim_read_line(FILE *f, char *buf, size_t max_chars, char *why, size_t whylen);
 
+/* Opens PATH for reading as a WHAT ("model file", "topology file"): NULL with *RC = -errno
+ * and "cannot open WHAT 'PATH': REASON" in ERR when it cannot be opened or is a directory (which
+ * opens, and then fails its first read). */
+FILE *sim_open_text(const char *path, const char *what, int *rc, char *err, size_t errlen);
+
 /* NAME (LEN > 1 bytes): PATH's base name up to its first '.', truncated to LEN - 1 characters,
  * or FALLBACK when that is empty. */
 void sim_base_name(const char *path, const char *fallback, char *name, size_t len);

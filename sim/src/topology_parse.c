@@ -365,12 +365,9 @@ static int parse_path(struct parser *p)
     FILE *f;
     int rc;
 
-    f = fopen(p->path, "r");
-    if (f == NULL) {
-        rc = -errno;
-        sim_errf(p->err, p->errlen, "cannot open topology file '%s': %s", p->path, strerror(-rc));
+    f = sim_open_text(p->path, "topology file", &rc, p->err, p->errlen);
+    if (f == NULL)
         return rc;
-    }
     sim_topo_spec_defaults(&p->spec);
     p->spec.origin = p->path;
     for (;;) {

@@ -254,6 +254,20 @@ static void costs_done(struct gcl_sim_model *m, gcl_model_costs_t *c)
         pthread_mutex_unlock(&m->lock);
 }
 
+/* Which stage counts would fit P's model with PARAMS' other choices, as one line in TEXT ("" when
+ * they could not be costed). */
+static void fit_text(struct gcl_sim_model *m, const struct gcl_sim_plan *p,
+                     const sim_plan_params_t *params, char *text, size_t len)
+{
+    enum { MAX_STAGES = 256 };
+    unsigned char fits[MAX_STAGES + 1];
+    int max = MAX_STAGES < (int)m->m.num_layers ? MAX_STAGES : (int)m->m.num_layers;
+
+    text[0] = '\0';
+    if (sim_plan_fitting_stages(&m->m, &p->cp, p->dev, params, MAX_STAGES, fits) >= 0)
+        sim_plan_fit_text(fits, max, text, len);
+}
+
 gcl_status_t gcl_pod_plan_create(const gcl_sim_t *s, gcl_sim_model_t m,
                                  const gcl_sim_plan_config_t *config, gcl_sim_plan_t *out,
                                  char *err, size_t len)
@@ -292,10 +306,10 @@ gcl_status_t gcl_pod_plan_create(const gcl_sim_t *s, gcl_sim_model_t m,
     over = sim_plan_overflow(&p->plan);
     if (over < 0)
         return GCL_OK;
-    sim_plan_overflow_text(&p->plan, &m->m, over,
-                           config->quiet ? -1
-                                         : sim_plan_min_stages(&m->m, &p->cp, p->dev, &params, 256),
-                           err, len);
+    char fit[512] = "";
+    if (!config->quiet)
+        fit_text(m, p, &params, fit, sizeof fit);
+    sim_plan_overflow_text(&p->plan, &m->m, over, fit, err, len);
     return GCL_ERR_OUT_OF_MEMORY;
 }
 

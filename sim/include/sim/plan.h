@@ -124,10 +124,23 @@ int sim_plan_overflow(const sim_plan_t *plan);
 int sim_plan_min_stages(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
                         const sim_plan_params_t *p, int max_stages);
 
+/* Which stage counts K from 1 to MAX_STAGES (and at most the model's layers) fit with the
+ * balancing rule and P's replicas, micro-batch and options (no splits, no placement):
+ * FITS[K] = 1 or 0, FITS of MAX_STAGES + 1 entries. Fewer stages need not fit where more do, nor
+ * the other way round: more stages hold fewer layers each but stash more micro-batches. Returns
+ * how many fit, or -1 when the layers could not be costed. */
+int sim_plan_fitting_stages(const sim_model_t *m, const sim_cost_params_t *cp,
+                            const sim_device_t *d, const sim_plan_params_t *p, int max_stages,
+                            unsigned char *fits);
+
+/* "stage counts that fit: 1-4, 6, 13-64" of FITS (sim_plan_fitting_stages), or "no stage count
+ * up to MAX_STAGES fits". */
+void sim_plan_fit_text(const unsigned char *fits, int max_stages, char *buf, size_t len);
+
 /* One line for a plan whose stage S overflows: "stage 1 (layers l0_qkv .. l23_ln2) needs
- * 1,234,567,890 bytes of 940,572,672: 293,995,218 over, from layer l17_ffn1 on; the smallest
- * stage count that fits is 6". */
-void sim_plan_overflow_text(const sim_plan_t *plan, const sim_model_t *m, int s, int min_stages,
+ * 1234567890 bytes of 940572672: 293995218 over, from layer l17_ffn1 on (weights ...); FIT",
+ * FIT being sim_plan_fit_text's line (NULL or "": nothing more). */
+void sim_plan_overflow_text(const sim_plan_t *plan, const sim_model_t *m, int s, const char *fit,
                             char *buf, size_t len);
 
 /* Steps of GLOBAL_BATCH samples to reach SAMPLES (rounded up), times STEP_S seconds, plus

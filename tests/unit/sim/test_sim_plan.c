@@ -181,13 +181,41 @@ static void test_overflow(void **state)
     assert_true(plan.stages[0].mem.headroom < 0);
     assert_int_equal(plan.stages[0].mem.overflow_layer, 1);
     assert_int_equal(sim_plan_min_stages(&m, &cp, d, &p, 64), 4);
-    sim_plan_overflow_text(&plan, &m, 0, 4, text, sizeof(text));
+    /* Of 1 to 64 stages only 4 fit: the model has 4 layers. */
+    unsigned char fits[65];
+    char fit[256];
+    assert_int_equal(sim_plan_fitting_stages(&m, &cp, d, &p, 64, fits), 1);
+    for (int k = 1; k <= 64; k++)
+        assert_int_equal(fits[k], k == 4);
+    sim_plan_fit_text(fits, 4, fit, sizeof(fit));
+    assert_string_equal(fit, "stage counts that fit: 4");
+    sim_plan_overflow_text(&plan, &m, 0, fit, text, sizeof(text));
     assert_non_null(strstr(text, "stage 0 (layers big0 .. big3) needs "));
     assert_non_null(strstr(text, "from layer big1 on"));
-    assert_non_null(strstr(text, "the smallest stage count that fits is 4"));
+    assert_non_null(strstr(text, "); stage counts that fit: 4"));
+    assert_string_equal(strstr(text, "; stage counts"), "; stage counts that fit: 4");
     assert_null(strchr(text, '\n'));
     sim_plan_free(&plan);
     sim_model_free(&m);
+}
+
+/* The list of stage counts that fit, as ranges: fewer stages need not fit where more do. */
+static void test_fit_text(void **state)
+{
+    unsigned char fits[17] = {0};
+    char text[128];
+
+    (void)state;
+    for (int k = 1; k <= 16; k++)
+        fits[k] = k <= 4 || k == 6 || k >= 13;
+    sim_plan_fit_text(fits, 16, text, sizeof(text));
+    assert_string_equal(text, "stage counts that fit: 1-4, 6, 13-16");
+    fits[3] = fits[4] = fits[13] = 0;
+    sim_plan_fit_text(fits, 16, text, sizeof(text));
+    assert_string_equal(text, "stage counts that fit: 1, 2, 6, 14-16");
+    memset(fits, 0, sizeof(fits));
+    sim_plan_fit_text(fits, 16, text, sizeof(text));
+    assert_string_equal(text, "no stage count up to 16 fits");
 }
 
 static void test_bert_layout(void **state)
@@ -303,11 +331,9 @@ static void test_time_to_train(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory_closed_form),
-        cmocka_unit_test(test_stages_and_messages),
-        cmocka_unit_test(test_overflow),
-        cmocka_unit_test(test_bert_layout),
-        cmocka_unit_test(test_feed),
+        cmocka_unit_test(test_memory_closed_form), cmocka_unit_test(test_stages_and_messages),
+        cmocka_unit_test(test_overflow),           cmocka_unit_test(test_fit_text),
+        cmocka_unit_test(test_bert_layout),        cmocka_unit_test(test_feed),
         cmocka_unit_test(test_time_to_train),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -320,9 +320,11 @@ static void test_io_errors(void **state)
     assert_int_equal(sim_topology_load("/nonexistent/x.topo", &t, err, sizeof(err)), -ENOENT);
     assert_string_equal(err, "cannot open topology file '/nonexistent/x.topo': No such file or "
                              "directory");
-    /* A directory opens but cannot be read. */
-    assert_int_equal(sim_topology_load(dir, &t, err, sizeof(err)), -EIO);
+    /* A directory opens but cannot be read: it is named as a directory, not a read error. */
+    assert_int_equal(sim_topology_load(dir, &t, err, sizeof(err)), -EISDIR);
     assert_null(t);
+    assert_non_null(strstr(err, "': Is a directory"));
+    assert_non_null(strstr(err, dir));
     assert_int_equal(sim_topology_load(NULL, &t, err, sizeof(err)), -EINVAL);
     /* Through sim_topology_open, a file is what is not a preset. */
     write_bytes("ipus 4\nname fromfile\n", 21);
