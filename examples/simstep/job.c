@@ -183,8 +183,11 @@ int simstep_resolve(simstep_t *w, gcl_instance_t inst)
                                 w->o.layers_per_ipu,
                                 0};
     rc = gcl_sim_plan_create(inst, w->model, &c, &w->plan, err, sizeof err);
+    if (rc == GCL_ERR_OUT_OF_MEMORY && w->o.stages)
+        return refuse(w, 1, "--stages %d: out of simulated IPU memory: %s", w->stages, err);
     if (rc == GCL_ERR_OUT_OF_MEMORY)
-        return refuse(w, 1, "out of simulated IPU memory: %s", err);
+        return refuse(w, 1, "out of simulated IPU memory with %d stage%s (--stages): %s",
+                      w->stages, w->stages == 1 ? "" : "s", err);
     if (rc != GCL_OK)
         return refuse(w, rc == GCL_ERR_INVALID_ARGUMENT ? 2 : 1, "%s", err);
     gcl_sim_plan_info(w->plan, &w->pinfo);
