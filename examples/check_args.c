@@ -28,40 +28,43 @@ static const char *const usage_text =
     "  -v, --verbose         one line per check\n"
     "  -h, --help            this text\n";
 
+#define COUNT_MAX (1 << 30)
+
 static int parse_count(const char *s, int lo, int *out)
 {
     long v;
-    if (parse_int(s, lo, 1 << 30, &v) != 0)
+    if (parse_int(s, lo, COUNT_MAX, &v) != 0)
         return -1;
     *out = (int)v;
     return 0;
 }
 
-/* Splits LIST at commas and parses each item with PARSE into slot i of OUT. */
+/* Splits LIST at commas and parses each item with PARSE into slot i of OUT; an empty item is
+ * refused like any other that does not parse. WANT says what the items may be. */
 static int parse_list(const char *opt, const char *list, int *n, void *out, size_t elem,
-                      int (*parse)(const char *, void *))
+                      int (*parse)(const char *, void *), const char *want)
 {
-    char buf[1024];
-    if (strlen(list) >= sizeof buf) {
-        fprintf(stderr, "allreduce-check: %s: list too long\n", opt);
-        return 2;
-    }
-    strcpy(buf, list);
     *n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (*n == CHECK_MAX_LIST || parse(tok, (char *)out + (size_t)*n * elem) != 0) {
-            fprintf(stderr, "allreduce-check: %s: '%s' is not valid%s\n", opt, tok,
-                    *n == CHECK_MAX_LIST ? " (too many items)" : "");
+    for (const char *at = list;; at++) {
+        const char *end = strchr(at, ',');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        char item[64];
+        snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item ? len : sizeof item - 1), at);
+        if (*n == CHECK_MAX_LIST) {
+            fprintf(stderr, "allreduce-check: %s '%s': more than %d items; expected %s\n", opt,
+                    list, CHECK_MAX_LIST, want);
+            return 2;
+        }
+        if (len == 0 || len >= sizeof item || parse(item, (char *)out + (size_t)*n * elem) != 0) {
+            fprintf(stderr, "allreduce-check: %s '%s': item %d ('%s') is not valid; expected %s\n",
+                    opt, list, *n + 1, item, want);
             return 2;
         }
         (*n)++;
+        if (!end)
+            return 0;
+        at = end;
     }
-    if (*n == 0) {
-        fprintf(stderr, "allreduce-check: %s: empty list\n", opt);
-        return 2;
-    }
-    return 0;
 }
 
 static int parse_size_item(const char *s, void *out)
@@ -92,13 +95,17 @@ static int parse_op_item(const char *s, void *out)
 static int parse_option(check_opts_t *o, const char *opt, const char *val)
 {
     if (!strcmp(opt, "--sizes"))
-        return parse_list(opt, val, &o->nsizes, o->sizes, sizeof o->sizes[0], parse_size_item);
+        return parse_list(opt, val, &o->nsizes, o->sizes, sizeof o->sizes[0], parse_size_item,
+                          "sizes like 0,4,1K,64M");
     if (!strcmp(opt, "--groups"))
-        return parse_list(opt, val, &o->ngroups, o->groups, sizeof o->groups[0], parse_group_item);
+        return parse_list(opt, val, &o->ngroups, o->groups, sizeof o->groups[0], parse_group_item,
+                          "groups like all,consecutive:2,orthogonal:2");
     if (!strcmp(opt, "--types"))
-        return parse_list(opt, val, &o->ntypes, o->types, sizeof o->types[0], parse_type_item);
+        return parse_list(opt, val, &o->ntypes, o->types, sizeof o->types[0], parse_type_item,
+                          "f32 and f16");
     if (!strcmp(opt, "--ops"))
-        return parse_list(opt, val, &o->nops, o->ops, sizeof o->ops[0], parse_op_item);
+        return parse_list(opt, val, &o->nops, o->ops, sizeof o->ops[0], parse_op_item,
+                          "sum, mean, max and min");
     int *target = !strcmp(opt, "--iterations")               ? &o->iterations
                   : !strcmp(opt, "--replicas")               ? &o->replicas
                   : !strcmp(opt, "--ipus-per-replica")       ? &o->ipus_per_replica
@@ -110,10 +117,27 @@ static int parse_option(check_opts_t *o, const char *opt, const char *val)
         return 2;
     }
     if (parse_count(val, lo, target) != 0) {
-        fprintf(stderr, "allreduce-check: %s '%s': expected an integer of at least %d\n", opt, val,
-                lo);
+        fprintf(stderr, "allreduce-check: %s '%s': expected an integer from %d to %d\n", opt, val,
+                lo, COUNT_MAX);
         return 2;
     }
+    return 0;
+}
+
+/* Whether OPT is an option that takes a value. */
+static int takes_value(const char *opt)
+{
+    static const char *const names[] = {"--sizes",
+                                        "--groups",
+                                        "--types",
+                                        "--ops",
+                                        "--iterations",
+                                        "--replicas",
+                                        "--ipus-per-replica",
+                                        "--exit-before-collective"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(opt, names[i]))
+            return 1;
     return 0;
 }
 
@@ -137,10 +161,16 @@ int check_parse_args(int argc, char **argv, check_opts_t *o)
             o->verbose = 1;
             continue;
         }
-        if (i + 1 >= argc || strncmp(argv[i], "--", 2) != 0) {
-            fprintf(stderr, "allreduce-check: %s '%s' (try --help)\n",
-                    strncmp(argv[i], "--", 2) ? "unexpected argument" : "missing value for",
-                    argv[i]);
+        if (strncmp(argv[i], "-", 1) != 0) {
+            fprintf(stderr, "allreduce-check: unexpected argument '%s' (try --help)\n", argv[i]);
+            return 2;
+        }
+        if (!takes_value(argv[i])) {
+            fprintf(stderr, "allreduce-check: unknown option '%s' (try --help)\n", argv[i]);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "allreduce-check: %s needs a value (try --help)\n", argv[i]);
             return 2;
         }
         rc = parse_option(o, argv[i], argv[i + 1]);
@@ -166,8 +196,10 @@ int check_resolve_groups(check_opts_t *o, int n)
         gcl_group_t g = o->groups[i];
         if (g.kind != GCL_GROUP_ALL && (g.size > n || n % g.size != 0)) {
             char text[32];
-            fprintf(stderr, "allreduce-check: group %s does not divide %d replicas\n",
-                    gcl_group_format(g, text, sizeof text), n);
+            fprintf(stderr,
+                    "allreduce-check: --groups '%s': a group of %d does not divide the %d "
+                    "replicas; expected all, or consecutive:K or orthogonal:K with K dividing %d\n",
+                    gcl_group_format(g, text, sizeof text), g.size, n, n);
             return 2;
         }
     }

@@ -277,8 +277,10 @@ int nccl_parse(const nccl_coll_t *t, int argc, char **argv, nccl_opts_t *o)
         return 2;
     }
     if (o->min_bytes > o->max_bytes) {
-        fprintf(stderr, "%s: invalid sizes for 'minbytes' and 'maxbytes': %zu > %zu\n", t->name,
-                o->min_bytes, o->max_bytes);
+        fprintf(stderr,
+                "%s: invalid sizes for 'minbytes' and 'maxbytes': %zu > %zu; expected -b at most "
+                "-e\n",
+                t->name, o->min_bytes, o->max_bytes);
         return 2;
     }
     return 0;

@@ -68,8 +68,8 @@ static int check_layout(train_job_t *job)
     if (job->stages > job->shape.nlayers) {
         fprintf(stderr,
                 "train: %d pipeline stages (--ipus-per-replica) but the model has only %d "
-                "layers to split\n",
-                job->stages, job->shape.nlayers);
+                "layers to split; expected at most %d stages (each --hidden width adds a layer)\n",
+                job->stages, job->shape.nlayers, job->shape.nlayers);
         return 2;
     }
     if (job->accumulation < job->stages) {

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# bad_input.sh MODE POPRUN GCL_BENCH TRAIN DATA_DIR
+# bad_input.sh MODE POPRUN GCL_BENCH TRAIN GCL_INFO DATA_DIR SIM_STEP ALLREDUCE_CHECK NCCL_BIN_DIR
 #
-# Every option of gcl-bench and train, and every GCL_* variable of `gcl-info`, with invalid
-# values (empty, not a number, negative, zero, huge, unknown names, missing values), and train
-# on broken data files and checkpoints. poprun's own options are covered by
-# tests/unit/poprun/cli.sh; the rows here add what it lacks (a malformed topology file, poprun
-# passing a bad GCL_* variable through to every instance).
+# Every entry point fed bad input: every option of gcl-bench and train, and every GCL_* variable
+# of `gcl-info`, with invalid values (empty, not a number, negative, zero, huge, unknown names,
+# missing values, misspelled flags), train on broken data files and checkpoints, and rows for
+# sim-step, allreduce-check and the nccl-tests tools. poprun's own options are covered by
+# tests/unit/poprun/cli.sh and every flag of the nccl-tests tools by
+# tests/multiproc/nccl_tests.sh; the rows here add what they lack (a malformed topology file,
+# poprun passing a bad GCL_* variable through to every instance, a misspelled flag, each tool).
+# A row's PATTERN names the bad value and, where the program can say it, what is accepted.
 #
 # Each row of the table below: STATUS | PATTERN | COMMAND. Asserted for every row:
 #   - the exit status is STATUS (2: a usage error; 1: a runtime input error such as a corrupt
@@ -17,17 +20,24 @@
 # and the same line from several instances (another "[instance N]" and host:pid prefix) counts
 # once. MODE "safe" does not count lines.
 #
-# COMMAND words: BENCH, TRAIN, POPRUN and DATA stand for the programs and DATA_DIR; words of
-# the form NAME=VALUE before the program are put in its environment; {x80} is 80 x's.
+# COMMAND words: BENCH, TRAIN, POPRUN, SIMSTEP, CHECK, DATA and NCCL stand for the programs,
+# DATA_DIR and the nccl-tests tools' directory (NCCL/all_reduce_perf); FT is the test's
+# temporary directory; words of the form NAME=VALUE before the program are put in its
+# environment; {x80} is 80 x's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-[ $# -eq 6 ] || { echo "usage: $0 safe|strict POPRUN GCL_BENCH TRAIN GCL_INFO DATA_DIR" >&2; exit 2; }
+[ $# -eq 9 ] || {
+  echo "usage: $0 safe|strict POPRUN GCL_BENCH TRAIN GCL_INFO DATA_DIR SIM_STEP ALLREDUCE_CHECK" \
+    "NCCL_BIN_DIR" >&2
+  exit 2
+}
 mode=$1
 # Absolute paths: the commands run in the temporary directory.
 poprun=$(readlink -f "$2") bench=$(readlink -f "$3") train=$(readlink -f "$4")
-info=$(readlink -f "$5") data=$(readlink -f "$6")
+info=$(readlink -f "$5") data=$(readlink -f "$6") simstep=$(readlink -f "$7")
+check=$(readlink -f "$8") nccl=$(readlink -f "$9")
 faults_init "bad-input-$mode"
 mnist=${TRAIN_TEST_DATA:-/usr/share/datasets/fashion-mnist}
 
@@ -164,6 +174,43 @@ table=$(cat <<'EOF'
 2 | --fault 'boom:1' | TRAIN --fault boom:1
 2 | --fault 'kill-after-step:x' | TRAIN --fault kill-after-step:x
 2 | --frobnicate | TRAIN --frobnicate 1
+2 | unknown option '--checkk' | TRAIN --checkk
+2 | 4 pipeline stages \(--ipus-per-replica\) but the model has only 3 layers to split; expected at most 3 stages | TRAIN --ipus-per-replica 4
+# ---- sim-step: the model, the stage count, options
+2 | needed: resnet50, bert-large or a model file | SIMSTEP
+2 | --model: cannot open model file 'foo': No such file or directory; expected resnet50, bert-large or a model file | SIMSTEP --model foo
+2 | --model: cannot open model file 'FT': Is a directory; expected resnet50, bert-large or a model file | SIMSTEP --model FT
+1/2 | --stages 8: out of simulated IPU memory: stage 1 .*; stage counts that fit: 1-4, 6, 13, 18-25, 27-175$ | SIMSTEP --model resnet50 --stages 8
+2 | --stages '0': expected an integer from 1 to 256 | SIMSTEP --model resnet50 --stages 0
+2 | --micro-batch 'x': expected an integer from 1 to | SIMSTEP --model resnet50 --micro-batch x
+2 | --sequence-length '300': expected 128 or 512 | SIMSTEP --model bert-large --sequence-length 300
+2 | --schedule 'zigzag': expected popart, gpipe or 1f1b | SIMSTEP --model resnet50 --schedule zigzag
+2 | --optimizer 'rmsprop': expected sgd, momentum, lars, lamb or adam | SIMSTEP --model resnet50 --optimizer rmsprop
+2 | --grad-type 'f64': expected f16 or f32 | SIMSTEP --model resnet50 --grad-type f64
+2 | --replicas '0': expected an integer from 1 to 4096 | SIMSTEP --model resnet50 --replicas 0
+2 | 'foo' is not a layer of resnet50 | SIMSTEP --model resnet50 --stages 2 --pipeline-splits foo
+2 | cannot open topology file 'FT': Is a directory | SIMSTEP --model resnet50 --topology FT
+2 | unknown option '--checkk' | SIMSTEP --model resnet50 --checkk
+# ---- allreduce-check
+2 | unknown option '--checkk' | CHECK --checkk
+2 | unknown option '--checkk' | CHECK --checkk 1
+2 | --sizes needs a value | CHECK --sizes
+2 | --sizes '8,,1K': item 2 \(''\) is not valid; expected sizes like 0,4,1K,64M | CHECK --sizes 8,,1K
+2 | --sizes 'x': item 1 \('x'\) is not valid; expected sizes like | CHECK --sizes x
+2 | --groups 'consecutive:3': a group of 3 does not divide the 4 replicas; expected all, or | CHECK --groups consecutive:3
+2 | --groups 'all,,all': item 2 | CHECK --groups all,,all
+2 | --types 'f64': item 1 \('f64'\) is not valid; expected f32 and f16 | CHECK --types f64
+2 | --ops 'prod': item 1 \('prod'\) is not valid; expected sum, mean, max and min | CHECK --ops prod
+2 | --iterations '0': expected an integer from 1 to 1073741824 | CHECK --iterations 0
+2 | unexpected argument 'extra' | CHECK extra
+# ---- the nccl-tests tools (every flag of all_reduce_perf: tests/multiproc/nccl_tests.sh)
+2 | invalid sizes for 'minbytes' and 'maxbytes': 1048576 > 1024; expected -b at most -e | NCCL/all_reduce_perf -b 1M -e 1K
+2 | unknown option '--checkk' | NCCL/all_reduce_perf --checkk
+2 | -b 'x': expected a size such as 8, 64K or 128M | NCCL/reduce_scatter_perf -b x
+2 | -d 'f64': expected int32, uint32, int64, uint64, half, float, bfloat16 or all | NCCL/all_gather_perf -d f64
+2 | -r 9: expected a rank from 0 to 0, or all | NCCL/broadcast_perf -r 9 -b 8 -e 8
+2 | -g '0': expected an integer from 1 to 1024 | NCCL/alltoall_perf -g 0
+2 | missing value for '-e' | NCCL/alltoall_perf -e
 # ---- train: data files and checkpoints (exit 1: the input, not the command line, is wrong)
 1 | /nonexistent | TRAIN --data /nonexistent
 1 | train-labels-idx1-ubyte.gz: .*unexpected end of file | MNIST TRAIN --data FT/data-trunc --epochs 1
@@ -231,6 +278,8 @@ table=$(cat <<'EOF'
 2 | unknown-key.topo:2: | POPRUN --topology DATA/topo/unknown-key.topo BENCH all_reduce
 2 | binary.topo:1: | POPRUN --topology DATA/topo/binary.topo BENCH all_reduce
 2 | GCL_SHM_SLOTS | GCL_SHM_SLOTS=0 POPRUN --num-replicas 4 --num-instances 2 BENCH all_reduce -e 4K
+2 | unknown option '--checkk' | POPRUN --checkk BENCH all_reduce
+2 | --num-replicas must be a positive integer, not '0' | POPRUN --num-replicas 0 BENCH all_reduce
 EOF
 )
 
@@ -266,6 +315,7 @@ while IFS= read -r row; do
   for w in $cmd; do
     case $w in
       BENCH) w=$bench ;; TRAIN) w=$train ;; POPRUN) w=$poprun ;;
+      SIMSTEP) w=$simstep ;; CHECK) w=$check ;; NCCL/*) w=$nccl/${w#NCCL/} ;;
       "''") w= ;;
     esac
     w=${w//FT/$FT}

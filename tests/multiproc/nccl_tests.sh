@@ -147,7 +147,7 @@ check_usage "bad -r" "-r 'first': expected a rank or all" -r first
 check_usage "bad -m" "-m '0': expected an integer from 1 to 1024" -m 0
 check_usage "bad -z" "-z '2': expected an integer from 0 to 1" -z 2
 check_usage "bad -G" "-G 'no': expected an integer from 0 to 1000000" -G no
-check_usage "sizes backwards" "invalid sizes for 'minbytes' and 'maxbytes': 1024 > 8" -b 1K -e 8
+check_usage "sizes backwards" "invalid sizes for 'minbytes' and 'maxbytes': 1024 > 8; expected -b at most -e" -b 1K -e 8
 check_usage "unknown flag" "unknown option '-q' (see --help)" -q
 check_usage "missing value" "missing value for '-b' (see --help)" -b
 check_usage "stray word" "unexpected argument 'extra' (see --help)" -b 8 extra
