@@ -4,7 +4,8 @@
                                                     # generated tables, every option documented
     python3 docs_check.py CHECKOUT BUILD shell      # runs every shell example not marked
 
-Pages: README.md, docs/*.md, and poprun's and python's READMEs. In them:
+Pages: README.md, docs/*.md, and every other README.md of the checkout (poprun's, python's,
+the examples', the libraries', the fault tests'). In them:
 
   - A figure (a measured or simulated number) is quoted as a link to its row of the one table,
     docs/figures.md, which figures.py generates from docs/figures.json:
@@ -18,9 +19,18 @@ Pages: README.md, docs/*.md, and poprun's and python's READMEs. In them:
     there, in the shell examples' directory, before the page's shell examples run.
   - Every ```sh, ```bash and ```console block is run (console: its "$ " lines; with the marker
     <!-- docs: output --> its other lines are the exact output), from a directory that looks
-    like the checkout with BUILD as build/, unless marked with the reason it is not:
-    <!-- docs: not run: trains for 50 s -->
-    (pages owned by others may instead be listed in not_run.tsv, page and first line).
+    like the checkout with BUILD as build/, within SHELL_TIMEOUT_S, and must exit 0 (or the
+    status of a marker <!-- docs: exit 1 -->, for an example of an error), unless marked with
+    the reason it is not and the shorter variant that runs instead:
+    <!-- docs: not run: trains for 50 s; instead: the block below -->
+    "instead:" names the block (or blocks) below or above (the nearest shell block that way
+    must run), or a test or script of the checkout that runs the same (a path:
+    tests/scaling/plan_check.sh). Pages owned by others
+    may be listed in not_run.tsv instead (page, first line, reason), which may also add the
+    "instead" of a block marked on its page; a row that matches no block is an error.
+  - A command (a line starting with "$ ", build/, scripts/, poprun, mpirun, ...) is never in a
+    block without a language, where it would not be run: tag it sh or console (or text when
+    it is not one to type).
 Relative links must reach a file, and an anchor into a page of the documentation a heading.
 """
 
@@ -61,11 +71,17 @@ def bad(what, *detail):
 
 
 def pages():
-    out = [os.path.join(CHECKOUT, p) for p in ("README.md", "poprun/README.md",
-                                                "python/README.md")]
+    """README.md, docs/*.md, then every other README.md (not in build trees or hidden ones)."""
+    out = [os.path.join(CHECKOUT, "README.md")]
     docs = os.path.join(CHECKOUT, "docs")
     out += sorted(os.path.join(docs, f) for f in os.listdir(docs) if f.endswith(".md"))
-    return out
+    readmes = []
+    for d, dirs, files in os.walk(CHECKOUT):
+        dirs[:] = [x for x in dirs if not x.startswith((".", "build", "out"))
+                   and not os.path.islink(os.path.join(d, x))]
+        if "README.md" in files and d != CHECKOUT:
+            readmes.append(os.path.join(d, "README.md"))
+    return out + sorted(readmes)
 
 
 def rel(path):
@@ -83,7 +99,7 @@ def blocks(path):
             continue
         marks, k = {}, i - 1
         while k >= 0 and lines[k].strip().startswith("<!-- docs:"):
-            mm = re.match(r"<!-- docs: (not run|file|output)(?::? ?(.*?))? -->$",
+            mm = re.match(r"<!-- docs: (not run|file|output|exit)(?::? ?(.*?))? -->$",
                           lines[k].strip())
             if mm:
                 marks[mm.group(1)] = (mm.group(2) or "").strip()
@@ -105,6 +121,21 @@ def not_run_list():
             page, first, reason = line.rstrip("\n").split("\t")
             out[page, first] = reason
     return out
+
+
+SHELL = ("sh", "bash", "console")
+
+
+def first_line(block):
+    return block.text.splitlines()[0] if block.text.strip() else ""
+
+
+def not_run_reason(block, listed):
+    """Why BLOCK is not run (its marker, with a listed "instead" added), or None."""
+    mark, row = block.marks.get("not run"), listed.get((block.page, first_line(block)))
+    if mark and row and "instead:" not in mark:
+        return mark + "; " + row[row.index("instead:"):] if "instead:" in row else mark
+    return mark or row
 
 
 # --- links and figures ----------------------------------------------------------------------
@@ -214,6 +245,58 @@ def check_python(block):
         bad(f"{where} differs from {name}")
 
 
+# A line that is a command to type: in a block without a language it would never be run.
+COMMAND = re.compile(r"^(\$ |sudo |build/|scripts/|tests/|poprun |mpirun |cmake |ctest |python3 |"
+                     r"cc |gcc |cd |export |gcl-bench |train |sim-step |all_reduce_perf )")
+
+
+def check_examples_run():
+    """Every command block runs, or says why not and what runs instead (see the top)."""
+    listed, used, n = not_run_list(), set(), 0
+    for page in pages():
+        bs = blocks(page)
+        for i, b in enumerate(bs):
+            where = f"{b.page}:{b.line}"
+            if b.lang == "":
+                cmds = [x for x in b.text.splitlines() if x.strip() and not x.startswith("#")]
+                if cmds and COMMAND.match(cmds[0]):
+                    bad(f"{where}: a command in a block without a language, which is never run: "
+                        f"tag it sh or console (or text if it is not one to type)", cmds[0])
+                continue
+            if b.lang not in SHELL:
+                continue
+            n += 1
+            if (b.page, first_line(b)) in listed:
+                used.add((b.page, first_line(b)))
+            reason = not_run_reason(b, listed)
+            if reason:
+                check_instead(where, reason, bs, i, listed)
+    for page, first in set(listed) - used:
+        bad(f"not_run.tsv: no shell block of {page} starts with {first!r}")
+    ok(f"{n} shell examples: each runs, or names what runs instead")
+
+
+def check_instead(where, reason, bs, i, listed):
+    m = re.search(r"instead: (.+)$", reason)
+    if not m:
+        return bad(f"{where}: not run ({reason}), and no shorter variant that runs: add "
+                   f"'; instead: the block below' (or above, or a test that runs it)")
+    what = m.group(1)
+    if re.match(r"the blocks? (below|above)", what):
+        step = 1 if "below" in what else -1
+        k = i + step
+        while 0 <= k < len(bs) and bs[k].lang not in SHELL:
+            k += step
+        if not 0 <= k < len(bs) or not_run_reason(bs[k], listed):
+            bad(f"{where}: not run; instead: {what}, but that block does not run")
+        return
+    paths = [w.rstrip(".,;:)") for w in re.findall(r"[\w./-]+/[\w.-]+", what)]
+    missing = [p for p in paths if not os.path.exists(os.path.join(CHECKOUT, p))]
+    if not paths or missing:
+        bad(f"{where}: not run; instead: {what}: name a block or a test of the checkout",
+            *(f"no such file: {p}" for p in missing))
+
+
 def check_static():
     check_links()
     check_front_door()
@@ -224,6 +307,7 @@ def check_static():
                     check_c(b, tmp)
                 elif b.lang == "python":
                     check_python(b)
+    check_examples_run()
     check_generated_tables()
     check_options_documented()
 
@@ -325,14 +409,14 @@ def check_shell():
                 if b.lang == "c" and name and not os.path.exists(os.path.join(CHECKOUT, name)):
                     with open(os.path.join(ws, name), "w", encoding="utf-8") as f:
                         f.write(b.text)
-                if b.lang not in ("sh", "bash", "console"):
+                if b.lang not in SHELL:
                     continue
                 where = f"{b.page}:{b.line}"
-                first = b.text.splitlines()[0] if b.text.strip() else ""
-                reason = b.marks.get("not run") or skip.get((b.page, first))
+                reason = not_run_reason(b, skip)
                 if reason:
                     ok(f"{where}: not run: {reason}")
                     continue
+                want_rc = int(b.marks.get("exit") or 0)
                 script, want = commands(b)
                 t0 = time.monotonic()
                 try:
@@ -346,9 +430,9 @@ def check_shell():
                 dt = time.monotonic() - t0
                 got = by_instance(r.stdout)
                 want = by_instance(want) if want is not None else None
-                if r.returncode != 0:
-                    bad(f"{where}: exit {r.returncode} after {dt:.1f} s", script,
-                        (r.stdout + r.stderr)[-3000:])
+                if r.returncode != want_rc:
+                    bad(f"{where}: exit {r.returncode} after {dt:.1f} s (expected {want_rc})",
+                        script, (r.stdout + r.stderr)[-3000:])
                 elif "output" in b.marks and got != want:
                     bad(f"{where}: output differs from the page", script, "page:\n" + want,
                         "run:\n" + got)
