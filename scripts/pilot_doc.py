@@ -1,13 +1,27 @@
 """The text of the pilot report (scripts/pilot-report): blocks for pilot_figures.to_markdown and
 to_html. Every number it states is registered with P.fig, with its kind and the run it comes
 from, so that the last table lists each figure with the command that produced it."""
-from pilot_figures import DERIVED, PODS, REAL, SIM, fmt_n, fmt_s
+from pilot_figures import DERIVED, PLAN, PODS, PREDICTION, REAL, SIM, fmt_n, fmt_s
 
 WHAT = {
     "gcl": "the candidate: libgcl over simulated IPUs, real training here, simulated time on POD16",
     "mpi": "the baseline: the same training with MPI_Allreduce, one replica per rank",
     "restart": "gcl with checkpoints under poprun --max-restarts 1; one instance killed with SIGKILL",
 }
+
+
+def what(name):
+    """What run NAME is: the table of runs' words for it."""
+    if name in WHAT:
+        return WHAT[name]
+    kind, _, pod = name.partition("-")
+    if kind == "sim":
+        return ("sim-step's prediction for %s: train's MLP from a model file, the global batch "
+                "split over the replicas (phantom, simulated only)" % pod)
+    if kind == "plan":
+        return ("sim-step --plan's plan for %s: the best ways it found to run the same model "
+                "file there, each simulated in full (phantom, simulated only)" % pod)
+    return name
 
 
 def pct(x):
@@ -32,8 +46,11 @@ def header(P):
         ("p", "Every figure says what it is. **Real**: measured on this host in this invocation, "
               "by the wall clock, on a machine that other jobs may share (the load average before "
               "each run is in the table of runs). **Simulated**: the cost model of GC200 pods "
-              "(docs/validation.md), from train's own simulated clocks on POD16 or from sim-step's "
-              "prediction for a pod; simulated figures are the same on any machine. A ratio is "
+              "(docs/validation.md): train's own simulated clocks on POD16 (**simulated**), "
+              "sim-step's prediction for a pod of the job laid out as the pilot lays it out "
+              "(**simulated: a prediction**), or the best way sim-step --plan found to run it "
+              "on a pod, which nothing here ran (**simulated: a plan**); simulated figures are "
+              "the same on any machine. A ratio is "
               "formed only from runs of this invocation, and one between a real and a simulated "
               "figure says so."),
     ]
@@ -42,11 +59,10 @@ def header(P):
 def runs_table(P):
     rows = []
     for name, r in P.runs.items():
-        what = WHAT.get(name, "sim-step's prediction for %s (phantom, simulated only)" % name[4:])
         st = r.state()
         if r.status not in (None, 0) and r.log_tail:
             st += ": " + " / ".join(line[:200] for line in r.log_tail[-2:])
-        rows.append((name, what, st if r.status == 0 else "**%s**" % st,
+        rows.append((name, what(name), st if r.status == 0 else "**%s**" % st,
                      fmt_s(r.wall_s), r.load, "`%s`" % r.cmd if r.cmd else "-"))
     return [("h2", "The runs"),
             ("table", ("run", "what", "status", "wall time (real)", "load average before",
@@ -101,7 +117,7 @@ def cost_summary(P):
     line = "One run to test accuracy %g (%d steps): the MPI baseline %s here (real)" % (
         P.target, e["step"], fmt_s(base_t) if base_t is not None else "**did not get there**")
     if pods:
-        line += "; the pod %s (simulated, sim-step, steps only)" % ", ".join(
+        line += "; the pod %s (simulated: sim-step's prediction, steps only)" % ", ".join(
             "POD%d %s" % (n, fmt_s(t)) for n, t, _ in pods)
     if base_c is not None and pods and pods[0][2] is not None:
         line += "; at your prices %.4g on the baseline, %s on the pods" % (
@@ -219,7 +235,7 @@ def waits(P):
 def throughput(P, plots):
     rows = []
     for lab, v, kind in P.throughput_rows():
-        kind = REAL if kind == "real" else SIM
+        kind = {"real": REAL, "prediction": PREDICTION}.get(kind, SIM)
         run = "gcl" if lab.startswith("gcl") else "mpi" if lab.startswith("MPI") else \
             "sim-" + lab.split(":")[0]
         P.fig("throughput, " + lab, fmt_n(v, "samples/s"), kind, run)
@@ -260,8 +276,8 @@ def sim_pod(P, plots):
             rows.append(("POD%d" % n, "**%s**" % r.state()) + ("-",) * 6)
             continue
         j = r.json
-        P.fig("simulated step time on POD%d (sim-step)" % n, fmt_s(1e-6 * j["step_time_us"]), SIM,
-              "sim-POD%d" % n)
+        P.fig("predicted step time on POD%d (sim-step)" % n, fmt_s(1e-6 * j["step_time_us"]),
+              PREDICTION, "sim-POD%d" % n)
         t = sum(j[k] for k in ("compute_us", "exchange_us", "sync_us", "host_wait_us", "idle_us"))
         shares = " / ".join("%.0f" % (100 * j[k] / t) for k in (
             "compute_us", "exchange_us", "sync_us", "host_wait_us", "idle_us"))
@@ -273,7 +289,7 @@ def sim_pod(P, plots):
                         " its matmuls, ReLUs and loss as train charges them), with the global "
                         "batch split over the pod's replicas, so that every pod runs the same "
                         "steps to the same accuracy (strong scaling)."))
-    blocks.append(("table", ("pod", "replicas x micro-batch", "step (simulated)", "samples/s",
+    blocks.append(("table", ("pod", "replicas x micro-batch", "step (predicted)", "samples/s",
                              "compute / exchange / sync / host / idle %", "all-reduce",
                              "dominant", "peak memory"), rows))
     s16 = P.runs["sim-POD16"]
@@ -298,20 +314,21 @@ def plan_pods(P):
         gain = ("%+.0f%%" % (100 * (best["samples_per_s"] / base.json["samples_per_s"] - 1))
                 if base.ok() else "-")
         P.fig("planned throughput on POD%d (sim-step --plan)" % n,
-              fmt_n(best["samples_per_s"], "samples/s"), SIM, "plan-POD%d" % n)
+              fmt_n(best["samples_per_s"], "samples/s"), PLAN, "plan-POD%d" % n)
         rows.append(("POD%d" % n, "%d x %d" % (best["replicas"], best["stages"]),
                      "%d x %d" % (best["micro_batch"], best["gradient_accumulation"]),
                      "%s, recompute %s" % (best["optimizer_state"], best["recompute"]),
                      fmt_n(best["samples_per_s"]), gain, "`%s`" % best["command"]))
-    return [("h2", "How to run it on each pod (simulated)"),
+    return [("h2", "How to run it on each pod (simulated: a plan)"),
             ("p", "sim-step --plan searches replicas x stages, the layers' split, micro-batch x "
                   "accumulation at the pilot's global batch, the optimizer state's place and "
                   "recomputation on each pod, keeps what fits with 5% of every IPU's memory "
-                  "free, and simulates the best in full (docs/planner.md). The best per pod, "
-                  "against the plain data-parallel split above, with the command that gives "
-                  "these numbers:"),
+                  "free, and simulates the best in full (docs/planner.md). Its plan per pod, "
+                  "against the prediction for the plain data-parallel split above, with the "
+                  "command that gives these numbers; the pilot ran none of them:"),
             ("table", ("pod", "replicas x stages", "micro-batch x accumulation",
-                       "optimizer state", "samples/s", "vs the plain split", "command"), rows)]
+                       "optimizer state", "samples/s (planned)", "vs the plain split",
+                       "command"), rows)]
 
 
 def memory(P, plots):
@@ -333,7 +350,7 @@ def memory(P, plots):
     return blocks + [
         ("p", "What train allocates in each IPU's simulated SRAM (capacity %s): activations are "
               "what one micro-batch needs, the stash what the other micro-batches in flight of a "
-              "pipeline hold. sim-step's plans (right-hand plot) add Poplar's code and "
+              "pipeline hold. sim-step's predictions (right-hand plot) add Poplar's code and "
               "exchange buffers as it estimates them, which train does not allocate." % fmt_n(
                   m0["capacity_bytes"] / 1e6, "MB")),
         ("table", ("IPU", "peak", "headroom", "weights", "gradients", "optimizer", "activations",
@@ -415,9 +432,9 @@ def cost(P, plots):
         rows.append(("POD16, train's clocks (steps and evaluations)", fmt_s(t), SIM,
                      price(P.pod_cost), money(c)))
     for n, t, c in P.cost_rows():
-        P.fig("POD%d: simulated time to target (sim-step, steps only)" % n, fmt_s(t), SIM,
-              "sim-POD%d" % n)
-        rows.append(("POD%d, sim-step (steps only)" % n, fmt_s(t), SIM,
+        P.fig("POD%d: predicted time to target (sim-step, steps only)" % n, fmt_s(t),
+              PREDICTION, "sim-POD%d" % n)
+        rows.append(("POD%d, sim-step (steps only)" % n, fmt_s(t), PREDICTION,
                      price(P.pod_cost * n / 16 if P.pod_cost is not None else None), money(c)))
     if not P.cost_rows() and not (P.simulated() and e.get("sim_elapsed_s") is not None):
         blocks.append(("p", "**No simulated time to target**: %s; sim-step: %s." % (
@@ -426,7 +443,7 @@ def cost(P, plots):
     blocks.append(("p", "A usable run trains to test accuracy %g: %d steps (epoch %d) of the gcl "
                         "run. The baseline's time is real, from its launch to the end of that "
                         "epoch's evaluation here. The pod's is simulated: train's clocks on "
-                        "POD16, or sim-step's step time times the same steps on each pod "
+                        "POD16, or sim-step's predicted step time times the same steps on each pod "
                         "(the same global batch, so the same steps); neither includes "
                         "compiling or starting the job on a real pod." % (
                             P.target, e["step"], e["epoch"])))

@@ -1,10 +1,16 @@
 """The pilot's figures (scripts/pilot-report): what each run measured, labelled by kind.
 
 Every figure is one of:
-  real       measured on this host in this invocation of scripts/pilot (wall clock, noisy)
-  simulated  the cost model of a GC200 pod (docs/validation.md): train's own clocks on POD16,
-             or sim-step's prediction for a pod from a model file of train's MLP
-  derived    computed from figures of the same invocation, saying from which
+  real                     measured on this host in this invocation of scripts/pilot (wall
+                           clock, noisy)
+  simulated                the cost model of a GC200 pod (docs/validation.md): train's own
+                           clocks on POD16, the job as it ran
+  simulated: a prediction  sim-step's prediction for a pod from a model file of train's MLP,
+                           the job as the pilot lays it out there (data-parallel, the global
+                           batch split over the replicas)
+  simulated: a plan        sim-step --plan's best way to run that model file on a pod, which
+                           the pilot did not run: the planner's choice, simulated in full
+  derived                  computed from figures of the same invocation, saying from which
 A ratio is only formed from runs of the same invocation, and one of a real and a simulated
 figure says so in its name.
 """
@@ -16,6 +22,7 @@ import re
 
 PODS = (16, 64, 128, 256)
 REAL, SIM, DERIVED = "real, this host", "simulated", "derived"
+PREDICTION, PLAN = "simulated: a prediction", "simulated: a plan"
 
 
 def fmt_s(s):
@@ -195,7 +202,7 @@ class Pilot:
             rows.append(("gcl: simulated POD16 (train's clocks)",
                          self.runs["gcl"].json["sim_samples_per_s"], "sim"))
         for n, j in self.sim_pods():
-            rows.append(("POD%d: simulated (sim-step)" % n, j["samples_per_s"], "sim"))
+            rows.append(("POD%d: predicted (sim-step)" % n, j["samples_per_s"], "prediction"))
         return rows
 
     def sim_split_rows(self):
@@ -205,7 +212,7 @@ class Pilot:
                 rows.append(("IPU %d" % s["ipu"], [1e6 * s[k] for k in (
                     "compute_s", "exchange_s", "sync_s", "host_wait_s", "idle_s")]))
         for n, j in self.sim_pods():
-            rows.append(("POD%d sim-step" % n, [j[k] for k in (
+            rows.append(("POD%d sim-step, predicted" % n, [j[k] for k in (
                 "compute_us", "exchange_us", "sync_us", "host_wait_us", "idle_us")]))
         return rows
 
@@ -218,7 +225,7 @@ class Pilot:
                 rows.append(("IPU %d" % m["ipu"], v, m["capacity_bytes"]))
         for n, j in self.sim_pods():
             st = j["per_stage"][0]
-            rows.append(("POD%d sim-step plan" % n, dict(st["plan_memory"], total=0),
+            rows.append(("POD%d sim-step, predicted" % n, dict(st["plan_memory"], total=0),
                          st["peak_memory_bytes"] + st["memory_headroom_bytes"]))
         return rows
 

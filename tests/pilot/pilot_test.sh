@@ -77,14 +77,22 @@ case_cases() {
   has "$md" "^\| MPI baseline \| [0-9.]+ (us|ms|s) .* \| 688 \|"
   has "$md" "^\| POD64 \| 64 x 8 \| [0-9.]+ (us|ms) \|"
   has "$md" "^\| MPI baseline, this host \| [0-9.]+ s \| real, this host \| 3 \| [0-9.e-]+ \|$"
-  has "$md" "^\| POD256, sim-step \(steps only\) \| [0-9.]+ ms \| simulated \| 640 \|"
+  has "$md" "^\| POD256, sim-step \(steps only\) \| [0-9.]+ ms \| simulated: a prediction \| 640 \|"
+  # Each run and figure says what it is: a prediction is a prediction, a plan a plan, and no
+  # label has a stray character.
+  has "$md" "^\| sim-POD64 \| sim-step's prediction for POD64: "
+  has "$md" "^\| plan-POD64 \| sim-step --plan's plan for POD64: "
+  has "$md" "^\| planned throughput on POD64 \(sim-step --plan\) \| [0-9,]+ samples/s \| simulated: a plan \|"
+  has "$md" "^\| predicted step time on POD64 \(sim-step\) \| [0-9.]+ (us|ms|s) \| simulated: a prediction \|"
+  ! grep -Eq "for -POD|prediction for plan|plan-POD[0-9]+ .* prediction" "$md" || fail "a mislabelled run"
   has "$md" "^Prices as given: 40 per hour of POD16"
   has "$md" "^\| time to recover \(kill to the first new step\) \| [0-9.]+ (ms|s) \| real, this host \|$"
   has "$md" "^From run mpi: \`mpirun --oversubscribe --bind-to none -np 16 build[^ ]*/bin/train --backend mpi"
   # No figure without its kind.
   python3 - "$md" <<'PY' || fail "a figure without its kind"
 import re, sys
-rows = [l for l in open(sys.argv[1]) if re.match(r"^\| [^|]+ \| [^|]+ \| (real, this host|simulated|derived) \|$", l)]
+kinds = "real, this host|simulated|simulated: a prediction|simulated: a plan|derived"
+rows = [l for l in open(sys.argv[1]) if re.match(r"^\| [^|]+ \| [^|]+ \| (%s) \|$" % kinds, l)]
 assert len(rows) >= 25, len(rows)
 PY
 
