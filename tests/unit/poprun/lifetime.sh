@@ -135,12 +135,17 @@ for name in "${cases[@]}"; do
   poprun-kill | term-kill | mpirun-kill)
     start up_children "$POPRUN" "${hosts[@]}" --num-instances 2 --num-replicas 2 \
       bash -c "$(prog)" || continue
+    # mpirun forwards a signal to the other hosts' daemons only once it has wired its routes to
+    # them, which may be after the programs start: a SIGUSR1 (poprun's graceful stop) before
+    # then ends the job at once (OpenMPI 4.1: "ORTE does not know how to route a message to the
+    # specified daemon"). The job is given a second to be running in full.
+    sleep 1
     case $name in
     poprun-kill) kill -KILL "$pid" ;;
     term-kill)
       kill -TERM "$pid"
       sleep 0.5
-      kill -KILL "$pid"
+      kill -KILL "$pid" 2>/dev/null || true # gone already if the stop ended the job
       ;;
     mpirun-kill) kill -KILL "$mp" ;;
     esac
