@@ -115,6 +115,16 @@ static int takes_value(const char *opt)
     return 0;
 }
 
+/* An integer option from LO to HI into *OUT; returns 0 or 2 after saying what it takes. */
+static int count(const char *opt, const char *v, long lo, long hi, long *out)
+{
+    char want[80];
+    if (parse_int(v, lo, hi, out) == 0)
+        return 0;
+    snprintf(want, sizeof want, "expected an integer from %ld to %ld", lo, hi);
+    return bad(opt, v, want);
+}
+
 /* One option with its value; returns 0 or 2. */
 static int option(bench_opts_t *o, const char *opt, const char *v)
 {
@@ -127,30 +137,21 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
         return parse_bytes(v, &o->max_bytes) ? bad(opt, v, "expected a size like 4, 1K, 64M")
                                              : (o->max_text = v, 0);
     if (IS("-f", "--stepfactor"))
-        return parse_int(v, 2, 1024, &o->factor) ? bad(opt, v, "expected an integer from 2 to 1024")
-                                                 : 0;
-    if (IS("-n", "--iters")) {
-        if (!strcmp(v, "auto"))
-            return (o->iters = 0, 0);
+        return count(opt, v, 2, 1024, &o->factor);
+    if (IS("-n", "--iters") && !strcmp(v, "auto"))
+        return (o->iters = 0, 0);
+    if (IS("-n", "--iters"))
         return parse_int(v, 1, 1000000, &o->iters)
                    ? bad(opt, v, "expected auto or an integer from 1 to 1000000")
                    : 0;
-    }
-    if (IS("--repeats", "--repeats")) {
-        if (parse_int(v, 1, 64, &x))
-            return bad(opt, v, "expected an integer from 1 to 64");
-        return (o->repeats = (int)x, 0);
-    }
+    if (IS("--repeats", "--repeats"))
+        return count(opt, v, 1, 64, &x) ? 2 : (o->repeats = (int)x, 0);
     if (IS("--samples", "--samples"))
-        return parse_int(v, 1, 1000000, &o->samples)
-                   ? bad(opt, v, "expected an integer from 1 to 1000000")
-                   : 0;
+        return count(opt, v, 1, 1000000, &o->samples);
     if (IS("--sizes", "--sizes"))
         return parse_sizes(o, opt, v);
     if (IS("-w", "--warmup"))
-        return parse_int(v, 0, 1000000, &o->warmup)
-                   ? bad(opt, v, "expected an integer from 0 to 1000000")
-                   : 0;
+        return count(opt, v, 0, 1000000, &o->warmup);
     if (IS("-t", "--type"))
         return gcl_dtype_parse(v, &o->type) ? bad(opt, v,
                                                   "expected f32 f16 bf16 i32 i64 u32 "
@@ -168,12 +169,8 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
                                              : 0;
     if (IS("-a", "--algo"))
         return check_algo(o->collective, opt, v) ? 2 : (o->algo = v, 0);
-    if (IS("-r", "--root")) {
-        if (parse_int(v, 0, 1 << 20, &x))
-            return bad(opt, v, "expected a rank from 0");
-        o->root = (int)x;
-        return 0;
-    }
+    if (IS("-r", "--root"))
+        return count(opt, v, 0, 1 << 20, &x) ? 2 : (o->root = (int)x, 0);
     if (IS("--compare", "--compare")) {
         if (!strcmp(v, "mpi"))
             return bad(opt, v,
@@ -182,18 +179,14 @@ static int option(bench_opts_t *o, const char *opt, const char *v)
         return strcmp(v, "mpi-in-job") ? bad(opt, v, "the only comparison is 'mpi-in-job'")
                                        : (o->compare_in_job = 1, 0);
     }
-    if (IS("--json", "--json"))
-        return (o->json = v, 0);
-    if (IS("--csv", "--csv"))
-        return (o->csv = v, 0);
-    if (IS("--topology", "--topology"))
-        return (o->topology = v, 0);
-    if (IS("--replicas", "--replicas")) {
-        if (parse_int(v, 1, 4096, &x))
-            return bad(opt, v, "expected an integer from 1 to 4096");
-        o->replicas = (int)x;
-        return 0;
-    }
+    const char **text = IS("--json", "--json")           ? &o->json
+                        : IS("--csv", "--csv")           ? &o->csv
+                        : IS("--topology", "--topology") ? &o->topology
+                                                         : NULL;
+    if (text)
+        return (*text = v, 0);
+    if (IS("--replicas", "--replicas"))
+        return count(opt, v, 1, 4096, &x) ? 2 : (o->replicas = (int)x, 0);
 #undef IS
     fprintf(stderr, "gcl-bench: unknown option '%s' (try --help)\n", opt);
     return 2;
@@ -238,6 +231,19 @@ static int check_options(const bench_opts_t *o, int op_given)
     return 0;
 }
 
+/* The options without a value: sets the one OPT names and returns 1, or returns 0. */
+static int switched(bench_opts_t *o, const char *opt)
+{
+    int *flag = !strcmp(opt, "-c") || !strcmp(opt, "--check") ? &o->check
+                : !strcmp(opt, "--phantom")                   ? &o->phantom
+                : !strcmp(opt, "--memcpy")                    ? &o->memcpy_ref
+                : !strcmp(opt, "--latency")                   ? &o->latency
+                                                              : NULL;
+    if (flag)
+        *flag = 1;
+    return flag != NULL;
+}
+
 int bench_parse(int argc, char **argv, bench_opts_t *o)
 {
     *o = (bench_opts_t){.min_bytes = 1024,
@@ -271,22 +277,8 @@ int bench_parse(int argc, char **argv, bench_opts_t *o)
             fputs(usage, stdout);
             return 1;
         }
-        if (!strcmp(opt, "-c") || !strcmp(opt, "--check")) {
-            o->check = 1;
+        if (switched(o, opt))
             continue;
-        }
-        if (!strcmp(opt, "--phantom")) {
-            o->phantom = 1;
-            continue;
-        }
-        if (!strcmp(opt, "--memcpy")) {
-            o->memcpy_ref = 1;
-            continue;
-        }
-        if (!strcmp(opt, "--latency")) {
-            o->latency = 1;
-            continue;
-        }
         if (!takes_value(opt)) {
             fprintf(stderr, "gcl-bench: unknown option '%s' (try --help)\n", opt);
             return 2;
