@@ -87,11 +87,11 @@ start() {
     kill -KILL "$pid" 2>/dev/null || true
     return 1
   fi
-  mp=$( (pgrep -x mpirun -P "$pid" || true) | head -1)
+  mp=$( (pgrep -x mpirun -P "$pid" || true) | awk 'NR <= 1')
   [ -n "$mp" ] || mp=$pid
   jid=$(tr '\0' '\n' <"/proc/$mp/cmdline" | sed -n 's/^POPRUN_JOB_ID=//p')
   fam=$(sed -n 's/^\([0-9]*\)\..*/\1/p' "${TMPDIR:-/tmp}"/ompi.*/"pid.$mp/contact.txt" 2>/dev/null |
-    head -1)
+    awk 'NR <= 1')
   [ -z "$fam" ] || fam=$((fam >> 16))
 }
 
