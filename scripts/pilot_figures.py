@@ -272,11 +272,6 @@ class Pilot:
             rows.append((n, t, c))
         return rows
 
-    def document(self, plots):
-        from pilot_doc import build  # the text of the report
-
-        return build(self, plots)
-
 
 # ---- the document: a list of blocks, written as Markdown or as HTML -----------------------------
 def _inline_html(text, esc):

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cost.h"
+#include "sim/cost/cost.h"
 
 typedef struct {
     sim_time_t send, arrival;

@@ -149,7 +149,7 @@ static const char *state_place(const simstep_t *w)
     return offchip ? (rts ? "streaming-sharded" : "streaming") : (rts ? "sharded" : "on-chip");
 }
 
-/* The pod's constant KEY (sim/params.h), or DEF when it has none. */
+/* The pod's constant KEY (sim/device/params.h), or DEF when it has none. */
 static double pod_param(gcl_instance_t inst, const char *key, double def)
 {
     gcl_sim_param_t par;

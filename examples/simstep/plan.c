@@ -12,7 +12,7 @@
  *     IPUs; otherwise the balancing rule of contiguous layers;
  *   - recomputation from checkpoints, none, or of the whole stage;
  *   - the optimizer state on or off chip, each with or without replicated tensor sharding.
- * Every candidate is planned (sim/plan.h): one that does not keep --memory-reserve free on every
+ * Every candidate is planned (sim/plan/plan.h): one that does not keep --memory-reserve free on every
  * IPU is dropped. Its bound is the lock-step compute of PopART's cycles: for each cycle the
  * busiest IPU's passes and one host exchange, which the full simulation only adds to (copies,
  * syncs, the gradient reduction and the update). Candidates are simulated in full, as plain
@@ -105,7 +105,7 @@ static gcl_sim_plan_t plan_of(const search_t *s, const plan_cand_t *c, gcl_statu
     return p;
 }
 
-/* The lock-step compute of a step of PLAN (sim/pipeline.h): each cycle, the busiest IPU's
+/* The lock-step compute of a step of PLAN (sim/schedule/pipeline.h): each cycle, the busiest IPU's
  * passes (IPU 0's with its micro-batch's stream copy) and in a pipeline the cycle's host sync;
  * a single stage syncs with the host once a step. A lower bound on the simulated step. */
 static double lockstep_s(const search_t *s, gcl_sim_plan_t plan, const plan_cand_t *c)
@@ -140,7 +140,7 @@ static double lockstep_s(const search_t *s, gcl_sim_plan_t plan, const plan_cand
 }
 
 /* The optimizer's state vectors per value: what the update streams when the state is off chip
- * (sim/optimizer.h). */
+ * (sim/cost/optimizer.h). */
 static double w_states(const simstep_t *w)
 {
     const char *o = w->o.optimizer ? w->o.optimizer : w->minfo.optimizer;

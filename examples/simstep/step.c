@@ -226,7 +226,7 @@ static gcl_status_t copy_to(ipu_t *p, const simstep_t *w, int f, double values)
 
 /* Fragment F's work in cycle C on this IPU: its forward of micro-batch C - F, and its backward
  * (pipeline stage 2P - 2 - F) of micro-batch C - (2P - 2 - F); the last fragment does both in
- * one stage, and recomputes only when it is the only one (sim/pipeline.h). */
+ * one stage, and recomputes only when it is the only one (sim/schedule/pipeline.h). */
 static gcl_status_t fragment_cycle(ipu_t *p, const simstep_t *w, int f, long c)
 {
     int nf = w->pinfo.fragments, last = f == nf - 1;

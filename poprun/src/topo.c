@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sim/topology.h>
+#include <sim/topology/topology.h>
 
 #include "util.h"
 

@@ -1,5 +1,5 @@
 /*
- * The bridge to sim's topologies (sim/include/sim/topology.h): --topology and the default.
+ * The bridge to sim's topologies (sim/include/sim/topology/topology.h): --topology and the default.
  */
 #ifndef POPRUN_TOPO_H
 #define POPRUN_TOPO_H

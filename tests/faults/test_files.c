@@ -19,7 +19,7 @@
 
 #include "ckpt.h"
 #include "idx.h"
-#include "sim/topology.h"
+#include "sim/topology/topology.h"
 
 static int failures;
 

@@ -262,7 +262,7 @@ def test_charge_compute_and_sim_stats(inst):
         return t1 - t0, s1.total_s - t1, s1.compute_s - s0.compute_s
 
     for d32, d16, dc in inst.run(program):
-        # 2 GFLOP at the GC200's peaks (sim/src/device.c): 62.5 TFLOPS f32, 250 TFLOPS f16.
+        # 2 GFLOP at the GC200's peaks (sim/src/device/device.c): 62.5 TFLOPS f32, 250 TFLOPS f16.
         assert d32 == pytest.approx(2e9 / 62.5e12, rel=0.01)
         assert d16 == pytest.approx(2e9 / 250e12, rel=0.01)
         assert dc == pytest.approx(d32 + d16)
@@ -276,7 +276,7 @@ def test_host_exchange(inst):
         return ctx.sim_time() - t0, s1.host_wait_s - s0.host_wait_s
 
     for dt, dh in inst.run(program):
-        # host_sync_ns, fitted to the MLPerf v1.0 and v1.1 runs (sim/src/params.c): 1.45 ms.
+        # host_sync_ns, fitted to the MLPerf v1.0 and v1.1 runs (sim/src/device/params.c): 1.45 ms.
         assert dt == pytest.approx(1.448e-3, rel=0.01)
         assert dh == pytest.approx(dt)
 

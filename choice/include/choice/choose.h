@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "choice/shape.h"
-#include "sim/time.h"
+#include "sim/base/time.h"
 
 typedef struct {
     const coll_algo_t *algo; /* the winner */

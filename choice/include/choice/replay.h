@@ -14,7 +14,7 @@
 #define CHOICE_REPLAY_H
 
 #include "choice/shape.h"
-#include "sim/time.h"
+#include "sim/base/time.h"
 
 typedef struct {
     int n;

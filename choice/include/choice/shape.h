@@ -2,7 +2,7 @@
  * Call shapes: one algorithm's call over one group of IPUs on a simulated pod, as the cost model
  * sees it. A shape holds every rank's schedule and, for every send, its place in the queue of
  * the busiest link it shares with the other sends of the same step (so flows that share a link
- * arrive one after the other; see sim/cost.h). A pure function of the algorithm, the call, the
+ * arrive one after the other; see sim/cost/cost.h). A pure function of the algorithm, the call, the
  * group's IPUs and the topology: every instance that builds one gets the same.
  *
  * The choice layer (choice/) has no threads, no locks and no I/O; it imports only collectives/
@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "coll/algo.h"
-#include "sim/topology.h"
+#include "sim/topology/topology.h"
 
 typedef struct {
     const coll_algo_t *algo;

@@ -53,7 +53,7 @@ gcl_status_t gcl_charge_compute(gcl_ctx_t ctx, const char *name, double flops, d
  * ---- The layer-level cost model ----
  *
  * A program that knows its layers charges each one, and the simulated IPU's clock advances by
- * what the layer costs on a GC200 (sim/ipu_cost.h, sim/README.md): AMP time for matrix products
+ * what the layer costs on a GC200 (sim/cost/ipu_cost.h, sim/README.md): AMP time for matrix products
  * planned over 1472 tiles, vector and SRAM time for the rest, one tile sync and a vertex
  * overhead per compute set, and the on-chip exchange. The clock's compute, sync and exchange
  * shares grow by the respective parts. The constants come from the pod (GCL_TOPOLOGY: a preset,
@@ -140,7 +140,7 @@ gcl_status_t gcl_sim_collective_time(gcl_instance_t inst, const char *coll, size
                                      gcl_dtype_t type, const int *ipus, int n, double *seconds);
 
 /*
- * The host data feed (sim/feed.h). Stage 0 of a replica calls it before each micro-batch of
+ * The host data feed (sim/cost/feed.h). Stage 0 of a replica calls it before each micro-batch of
  * SAMPLES samples: the host servers (HOST_SERVERS, or the pod's default of one per 16 IPUs of
  * the job when 0) prepare SAMPLES_PER_S samples/s each, and each sample crosses the host's and
  * the IPU-M2000's RoCE NICs as BYTES_PER_SAMPLE bytes; the replica gets its share of the job's
@@ -318,7 +318,7 @@ gcl_status_t gcl_sim_charge_uplink(gcl_ctx_t ctx, double bytes);
 double gcl_sim_time_to_train(double step_s, long global_batch, double samples, double overhead_s);
 
 /*
- * The cost model's constants (sim/params.h). Parameter I (0-based) of INST's pod: its key (a
+ * The cost model's constants (sim/device/params.h). Parameter I (0-based) of INST's pod: its key (a
  * topology-file key and an override), kind ("sourced", "assumed", "fitted"), unit, the pod's
  * current value, the believed range and its source. Returns 0, or -1 past the last.
  */

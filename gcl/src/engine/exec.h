@@ -16,7 +16,7 @@
 #include "base/wait.h"
 #include "coll/algo.h"
 #include "engine/peers.h"
-#include "sim/time.h"
+#include "sim/base/time.h"
 #include "transport/transport.h"
 
 typedef enum { GCL_SIM_CHARGE, GCL_SIM_REPLAY } gcl_sim_mode_t;

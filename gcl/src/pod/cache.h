@@ -13,8 +13,8 @@
 
 #include "choice/shape.h"
 #include "gcl/status.h"
-#include "sim/time.h"
-#include "sim/topology.h"
+#include "sim/base/time.h"
+#include "sim/topology/topology.h"
 
 typedef struct gcl_simcache gcl_simcache_t;
 

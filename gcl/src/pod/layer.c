@@ -188,7 +188,7 @@ gcl_status_t gcl_pod_feed(const gcl_sim_t *s, gcl_sim_ipu_t *ipu, const gcl_sim_
     ready = sim_feed_take(f, start, (uint64_t)samples);
     sim_stats_advance_to(&ipu->stats, SIM_ACT_HOST, ready);
     /* The stream copy from Streaming Memory, which holds the IPU's compute (TensorFlow's
-     * StreamCopyMid; sim/params.h streaming_gbs). */
+     * StreamCopyMid; sim/device/params.h streaming_gbs). */
     if (feed->bytes_per_sample > 0)
         sim_stats_advance(&ipu->stats, SIM_ACT_HOST,
                           sim_ps_of((double)samples * feed->bytes_per_sample /

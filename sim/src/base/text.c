@@ -1,7 +1,7 @@
 /*
  * Text helpers shared by sim/'s sources (text.h).
  */
-#include "text.h"
+#include "base/text.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /*
- * Integer time arithmetic (sim/time.h).
+ * Integer time arithmetic (sim/base/time.h).
  */
-#include "sim/time.h"
+#include "sim/base/time.h"
 
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 /*
- * Superstep costs and vector work (sim/bsp_cost.h).
+ * Superstep costs and vector work (sim/cost/bsp_cost.h).
  */
-#include "sim/bsp_cost.h"
+#include "sim/cost/bsp_cost.h"
 
 #include <math.h>
 

@@ -1,18 +1,18 @@
 /*
- * The link cost model of sim/cost.h: single messages, flows that queue on shared links, the ring
+ * The link cost model of sim/cost/cost.h: single messages, flows that queue on shared links, the ring
  * closed forms and synchronisation.
  *
  * Link bookings live in the workspace as "free at" times. Resetting must be O(1) because the
  * caller resets once per collective, so each booking carries the epoch it was made in, and a
  * booking from an older epoch reads as "free since time 0".
  */
-#include "sim/cost.h"
+#include "sim/cost/cost.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 struct sim_flow_ws {
     const sim_topology_t *topo;

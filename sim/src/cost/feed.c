@@ -1,7 +1,7 @@
 /*
- * The host and gateway data feed (sim/feed.h).
+ * The host and gateway data feed (sim/cost/feed.h).
  */
-#include "sim/feed.h"
+#include "sim/cost/feed.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
- * The per-layer cost model (sim/ipu_cost.h): each layer type as products (sim/ipu_gemm.h) and
- * vector work (sim/bsp_cost.h). The operation counts per value are assumptions, listed here and
+ * The per-layer cost model (sim/cost/ipu_cost.h): each layer type as products (sim/cost/ipu_gemm.h) and
+ * vector work (sim/cost/bsp_cost.h). The operation counts per value are assumptions, listed here and
  * in docs/validation.md:
  *     elementwise   forward: its "ops" (1 for ReLU, 2 for dropout + add, 8 for GELU);
  *                   backward: the same again, reading the stored values and the gradient
@@ -16,7 +16,7 @@
  */
 #include <errno.h>
 
-#include "sim/ipu_cost.h"
+#include "sim/cost/ipu_cost.h"
 
 /* Adds the planned product G to OUT. */
 static int product(const sim_cost_params_t *cp, const sim_device_t *d, const sim_gemm_t *g,

@@ -1,6 +1,6 @@
 /*
  * Matrix products on the GC200's tiles: the cost of one split, and the planner that picks the
- * cheapest split (sim/ipu_gemm.h).
+ * cheapest split (sim/cost/ipu_gemm.h).
  *
  * For a split p_g x p_m x p_n x p_k of G products (M x K) . (K x N) over T tiles, the busiest
  * tile:
@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "sim/ipu_gemm.h"
+#include "sim/cost/ipu_gemm.h"
 
 static uint64_t round_up(uint64_t a, uint64_t g)
 {

@@ -1,14 +1,14 @@
 /*
  * Layer types and the counts that follow from a layer's shape: parameters, multiply-adds and
- * activation sizes (formulas at the top of sim/layer.h).
+ * activation sizes (formulas at the top of sim/cost/layer.h).
  */
-#include "sim/layer.h"
+#include "sim/cost/layer.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 static const char *const type_names[SIM_LAYER_COUNT] = {
     [SIM_LAYER_MATMUL] = "matmul",       [SIM_LAYER_CONV] = "conv",

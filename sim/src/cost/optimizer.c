@@ -1,10 +1,10 @@
 /*
- * Optimizers and the cost of a weight update (sim/optimizer.h). Operations per parameter
+ * Optimizers and the cost of a weight update (sim/cost/optimizer.h). Operations per parameter
  * (assumed, each within a factor of 2): sgd 2, momentum 4, adam 12, lamb 16, lars 6 (momentum and
  * the trust ratio's scaling; f32); lamb and lars add 2 reduction supersteps per weight tensor
  * (the norms of the weights and of the update that their trust ratio divides).
  */
-#include "sim/optimizer.h"
+#include "sim/cost/optimizer.h"
 
 #include <errno.h>
 #include <string.h>

@@ -20,11 +20,11 @@
  *            datasheet): 89.23 petaFLOPS FP16.16 and 22.31 petaFLOPS FP32 for 256 Bow IPUs, i.e.
  *            348.6 and 87.1 TFLOPS per IPU.
  */
-#include "sim/device.h"
+#include "sim/device/device.h"
 
 #include <strings.h>
 
-#include "text.h"
+#include "base/text.h"
 
 static const sim_device_t gc200 = {
     .name = "GC200",

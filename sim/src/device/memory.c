@@ -5,7 +5,7 @@
  * linear search. Programs hold tens to a few thousand tensors per IPU, for which a scan is
  * cheaper than maintaining a hash; the report sorts a copy of the pointers only when asked.
  */
-#include "sim/memory.h"
+#include "sim/device/memory.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "text.h"
+#include "base/text.h"
 
 struct alloc {
     uint64_t id;

@@ -1,5 +1,5 @@
 /*
- * The cost model's constants: defaults, sources and ranges (sim/params.h), and the setters the
+ * The cost model's constants: defaults, sources and ranges (sim/device/params.h), and the setters the
  * topology parser uses.
  *
  * Sources:
@@ -42,7 +42,7 @@
  *             dataset elements into Streaming Memory; the IPU's stream copy from there
  *             (StreamCopyMid) blocks compute unless I/O tiles are set aside.
  */
-#include "sim/params.h"
+#include "sim/device/params.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 /*
- * Opening a model by name (sim/model.h): a built-in model or a model file.
+ * Opening a model by name (sim/model/model.h): a built-in model or a model file.
  */
-#include "sim/model.h"
+#include "sim/model/model.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 int sim_model_open(const char *name, int seq, double per_pack, sim_model_t *m, char *err,
                    size_t errlen)

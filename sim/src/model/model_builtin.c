@@ -1,5 +1,5 @@
 /*
- * The built-in models, layer by layer (sim/model.h).
+ * The built-in models, layer by layer (sim/model/model.h).
  *
  * ResNet-50 v1.5 (He et al. 2016; the v1.5 variant of the MLPerf reference, with the stride-2 of
  * a down-sampling bottleneck in its 3x3 convolution):
@@ -32,7 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/model_builtin.h"
+#include "sim/model/model_builtin.h"
 
 typedef struct {
     sim_model_t *m;

@@ -1,13 +1,13 @@
 /*
- * The model container (sim/model_def.h): layers, totals and names.
+ * The model container (sim/model/model_def.h): layers, totals and names.
  */
-#include "sim/model_def.h"
+#include "sim/model/model_def.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 int sim_model_init(sim_model_t *m, const char *name)
 {

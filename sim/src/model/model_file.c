@@ -15,7 +15,7 @@
  *   dtype f16                      f16 | f32: the precision of the layers that follow
  *   layer TYPE key=value ...       one layer; the order of the lines is the model's order
  *
- * Layer keys (whole numbers; see sim/layer.h for what each type computes):
+ * Layer keys (whole numbers; see sim/cost/layer.h for what each type computes):
  *   matmul       rows (1) in out bias (0)
  *   conv         h w cin cout kernel stride (1) pad (kernel/2) bias (0)
  *   attention    heads seq head_dim
@@ -26,7 +26,7 @@
  *   loss         rows (1) classes
  * and for every type: name=NAME, dtype=f16|f32, input_grad=0|1 (1), checkpoint=0|1 (0),
  * tied=0|1 (0), part=none|embedding|attention|ffn|head (none: what a placement by attention and
- * feed-forward sublayers counts; sim/layer.h). Settings other than layer may appear once each.
+ * feed-forward sublayers counts; sim/cost/layer.h). Settings other than layer may appear once each.
  *
  * Any bad line stops the load with one message "FILE:LINE: ...": an unsupported layer type
  * names the type and lists the supported ones; a malformed layer names its type and the key.
@@ -36,8 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/model_file.h"
-#include "text.h"
+#include "sim/model/model_file.h"
+#include "base/text.h"
 
 #define LINE_MAX_CHARS 1023
 #define MAX_TOKENS     32

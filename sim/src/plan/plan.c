@@ -1,8 +1,8 @@
 /*
- * The job plan (sim/plan.h): the split of layers over stages and fragments, each one's cost per
- * micro-batch, and each stage's memory. The placement of sublayers is sim/placement.h's.
+ * The job plan (sim/plan/plan.h): the split of layers over stages and fragments, each one's cost per
+ * micro-batch, and each stage's memory. The placement of sublayers is sim/schedule/placement.h's.
  */
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 static int check_params(const sim_model_t *m, const sim_plan_params_t *p, char *err, size_t errlen)
 {
@@ -226,7 +226,7 @@ static void stage_memory(const sim_model_t *m, const sim_cost_params_t *cp, cons
     mem->overflow_layer = -1;
 }
 
-/* The layer at which the stage's running memory passes its capacity (see sim/plan.h). */
+/* The layer at which the stage's running memory passes its capacity (see sim/plan/plan.h). */
 static void find_overflow(const sim_model_t *m, const sim_cost_params_t *cp, const sim_device_t *d,
                           const sim_plan_t *plan, int s, sim_stage_t *st)
 {

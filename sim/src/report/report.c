@@ -5,14 +5,14 @@
  * point, so the same run writes byte-identical files. Errors of the stream are checked once at
  * the end (ferror), which catches a full disk as well as a closed pipe.
  */
-#include "sim/report.h"
+#include "sim/report/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 /* Writes S as a JSON string literal. Bytes >= 0x80 pass through (UTF-8 stays UTF-8). */
 static void put_json_string(FILE *f, const char *s)

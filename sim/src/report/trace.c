@@ -5,13 +5,13 @@
  * grows its array on demand up to the caller's cap, and counts what it had to drop, so a long
  * run keeps bounded memory and the trace says it was truncated instead of silently lying.
  */
-#include "sim/trace.h"
+#include "sim/report/trace.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 struct event {
     sim_time_t start, dur;

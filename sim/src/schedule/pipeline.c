@@ -1,7 +1,7 @@
 /*
- * Pipeline schedules, the balancing rule and the ideal-pipeline simulation (sim/pipeline.h).
+ * Pipeline schedules, the balancing rule and the ideal-pipeline simulation (sim/schedule/pipeline.h).
  */
-#include "sim/pipeline.h"
+#include "sim/schedule/pipeline.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,14 +1,14 @@
 /*
- * Placements of attention and feed-forward sublayers (sim/placement.h).
+ * Placements of attention and feed-forward sublayers (sim/schedule/placement.h).
  */
-#include "sim/placement.h"
+#include "sim/schedule/placement.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 /* Sublayers of PART in M, and which sublayer each layer of that part is in (INDEX may be NULL). */
 static uint32_t sublayers(const sim_model_t *m, sim_part_t part, uint32_t *index)

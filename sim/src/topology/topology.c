@@ -1,16 +1,16 @@
 /*
- * Topologies, the front (sim/topology.h): a preset, a topology file, or either with overrides,
- * built into the container of sim/topology_graph.h.
+ * Topologies, the front (sim/topology/topology.h): a preset, a topology file, or either with overrides,
+ * built into the container of sim/topology/topology_graph.h.
  */
-#include "sim/topology.h"
+#include "sim/topology/topology.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "text.h"
-#include "topology_build.h"
-#include "topology_parse.h"
-#include "topology_spec.h"
+#include "base/text.h"
+#include "topology/topology_build.h"
+#include "topology/topology_parse.h"
+#include "topology/topology_spec.h"
 
 int sim_topology_preset(const char *name, sim_topology_t **out, char *err, size_t errlen)
 {

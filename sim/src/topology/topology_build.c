@@ -3,12 +3,12 @@
  * wiring, explicit links, gateways and GW-Links) in their final order, and hand them to the
  * container (sim_topology_create), which indexes them and computes every route.
  */
-#include "topology_build.h"
+#include "topology/topology_build.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "text.h"
+#include "base/text.h"
 
 struct edge {
     int a, b; /* a < b */

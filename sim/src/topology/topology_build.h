@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "sim/topology_graph.h"
-#include "topology_spec.h"
+#include "sim/topology/topology_graph.h"
+#include "topology/topology_spec.h"
 
 /* Validates S and builds the topology. Returns 0, -EINVAL with a one-line reason in ERR (starting
  * with S->origin, and the line when one is to blame), or -ENOMEM. */

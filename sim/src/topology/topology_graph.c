@@ -1,8 +1,8 @@
 /*
- * The built topology (sim/topology_graph.h): its links, the CSR adjacency, the next-hop table
+ * The built topology (sim/topology/topology_graph.h): its links, the CSR adjacency, the next-hop table
  * of every route, and the queries.
  */
-#include "sim/topology_graph.h"
+#include "sim/topology/topology_graph.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 #define NAME_MAX_CHARS 64
 

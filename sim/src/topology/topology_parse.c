@@ -1,5 +1,5 @@
 /*
- * The topology file parser (format in sim/topology.h and sim/README.md).
+ * The topology file parser (format in sim/topology/topology.h and sim/README.md).
  *
  * The parser is written to be fuzzed: it reads byte by byte into a fixed buffer, rejects
  * over-long lines, control bytes and absurd counts before allocating anything for them, parses
@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topology_parse.h"
+#include "topology/topology_parse.h"
 
-#include "sim/params.h"
-#include "text.h"
-#include "topology_build.h"
-#include "topology_spec.h"
+#include "sim/device/params.h"
+#include "base/text.h"
+#include "topology/topology_build.h"
+#include "topology/topology_spec.h"
 
 #define MAX_LINE_CHARS 255
 #define MAX_LINES      100000
@@ -69,7 +69,7 @@ struct parser {
     const char *path;
     int line;
     int seen[NUM_KEYS];           /* line of the first occurrence, 0 if none */
-    int seen_cost[MAX_COST_KEYS]; /* the same for the cost model's keys (sim/params.h) */
+    int seen_cost[MAX_COST_KEYS]; /* the same for the cost model's keys (sim/device/params.h) */
     int override;                 /* 1: "BASE,KEY=VALUE": replacing a value is allowed */
     struct sim_topo_spec spec;
     struct sim_topo_link_spec *links;
@@ -262,7 +262,7 @@ static int tokenize(char *line, char **tok)
     }
 }
 
-/* A cost-model key (sim/params.h): one decimal value with at most 3 fractional digits. */
+/* A cost-model key (sim/device/params.h): one decimal value with at most 3 fractional digits. */
 static int parse_cost_key(struct parser *p, char **tok, int n)
 {
     const sim_param_info_t *info = sim_param_find(tok[0]);

@@ -1,6 +1,6 @@
 /*
- * The topology file parser and the overrides of a preset or file (format in sim/topology.h and
- * sim/README.md). Not part of the API: sim/topology.h's sim_topology_load and sim_topology_open
+ * The topology file parser and the overrides of a preset or file (format in sim/topology/topology.h and
+ * sim/README.md). Not part of the API: sim/topology/topology.h's sim_topology_load and sim_topology_open
  * call these.
  */
 #ifndef SIM_TOPOLOGY_PARSE_H
@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "sim/topology_graph.h"
+#include "sim/topology/topology_graph.h"
 
 /* Parses and builds the topology file at PATH. Returns 0, or a negative errno with a one-line
  * reason naming the file and line in ERR. */

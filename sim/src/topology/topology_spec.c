@@ -14,13 +14,13 @@
  * "Dissecting the Graphcore IPU Architecture via Microbenchmarking" (arXiv:1912.03413) measured
  * Mk1 IPU-Link latencies of the order of a microsecond under load; we take 500 ns per hop.
  */
-#include "topology_spec.h"
+#include "topology/topology_spec.h"
 
 #include <errno.h>
 #include <string.h>
 #include <strings.h>
 
-#include "text.h"
+#include "base/text.h"
 
 void sim_topo_spec_defaults(struct sim_topo_spec *s)
 {
@@ -36,7 +36,7 @@ void sim_topo_spec_defaults(struct sim_topo_spec *s)
     s->gwlink_latency = 3 * SIM_PS_PER_US;    /* assumed: a 100 GbE RoCE hop, 1..10 us */
     s->sync_latency = 1 * SIM_PS_PER_US;      /* assumed: Sync-Link BSP in one ILD, 0.3..3 us */
     s->gw_sync_latency = 5 * SIM_PS_PER_US;   /* assumed: sync over GW-Links, 2..20 us */
-    sim_cost_params_default(&s->cost);        /* sim/src/params.c */
+    sim_cost_params_default(&s->cost);        /* sim/src/device/params.c */
 }
 
 /* All presets are ladders of IPU-M2000s (2 rungs each); [POD] for the sizes. The M2000 itself is

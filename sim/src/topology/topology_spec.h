@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/params.h"
-#include "sim/time.h"
+#include "sim/device/params.h"
+#include "sim/base/time.h"
 
 #define SIM_TOPO_NAME_MAX  64
 #define SIM_TOPO_MAX_COUNT 16 /* IPU-Links bonded into one edge, GW ports per gateway */
@@ -36,7 +36,7 @@ struct sim_topo_spec {
     sim_time_t ipulink_latency, gwlink_latency, sync_latency, gw_sync_latency;
     const struct sim_topo_link_spec *links;
     size_t num_links;
-    sim_cost_params_t cost; /* the IPU cost model and host feed constants (sim/params.h) */
+    sim_cost_params_t cost; /* the IPU cost model and host feed constants (sim/device/params.h) */
 };
 
 /* Fills S with the GC200 IPU-POD numbers (sources in topology_spec.c) and no IPUs. */

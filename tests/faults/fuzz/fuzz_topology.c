@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
-#include "sim/topology.h"
+#include "sim/topology/topology.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

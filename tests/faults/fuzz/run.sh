@@ -6,7 +6,7 @@
 # input that caused it in BUILD_DIR/artifacts/<target>/ (its path is printed).
 #
 #   wire      gcl_wire_decode: the header check of every mpi/ofi message (gcl/src/transport/wire.c)
-#   topology  sim_topology_load: topology files (sim/src/topology_parse.c, topology_build.c)
+#   topology  sim_topology_load: topology files (sim/src/topology/topology_parse.c, topology_build.c)
 #   ckpt      ckpt_read: train's checkpoints (examples/train/ckpt.c)
 #   idx       idx_read: train's IDX data files, gzip'd or plain (examples/train/idx.c)
 #
@@ -44,7 +44,7 @@ for t in ${targets//,/ }; do
   case $t in
     wire) build wire "$here/fuzz_wire.c" "$src/gcl/src/transport/wire.c" "$src/collectives/src/types.c" \
             -I"$src/gcl/src" -I"$src/gcl/include" -I"$src/collectives/include" ;;
-    topology) build topology "$here/fuzz_topology.c" "$src"/sim/src/*.c \
+    topology) build topology "$here/fuzz_topology.c" "$src"/sim/src/*/*.c \
                 -I"$src/sim/include" -I"$src/sim/src" -lm ;;
     ckpt) build ckpt "$here/fuzz_ckpt.c" "$src/examples/train/ckpt.c" \
             -I"$src/examples/train" -lz ;;

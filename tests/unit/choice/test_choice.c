@@ -15,7 +15,7 @@
 
 #include "choice/choose.h"
 #include "choice/replay.h"
-#include "sim/cost.h"
+#include "sim/cost/cost.h"
 
 static sim_topology_t *pod(const char *name)
 {
@@ -31,7 +31,7 @@ static coll_args_t args(coll_collective_t c, int n, uint64_t count)
         .coll = c, .nranks = n, .count = count, .dtype = COLL_F32, .op = COLL_SUM, .elem_size = 4};
 }
 
-/* The ring's replay against the closed form of sim/cost.h. Every rank's step ends when its
+/* The ring's replay against the closed form of sim/cost/cost.h. Every rank's step ends when its
  * neighbour's chunk arrives, so the replay equals the closed form, steps x the slowest edge,
  * when every edge is as fast (the whole ladder of POD16, a ring of 2), and is at most that
  * otherwise (a ring over part of the ladder closes over several hops). */

@@ -37,7 +37,7 @@ fi
 fresh # a header of the lowest room includes one of the engine's
 sed -i '0,/#include "base\/param.h"/s//#include "base\/param.h"\n#include "engine\/exec.h"/' \
   "$work/tree/gcl/src/base/wait.h"
-expect "upward include in a header" 'upward arrow from base to engine: gcl/src/base/wait.h includes engine/exec.h'
+expect "upward include in a header" 'upward arrow in gcl/src from base to engine: gcl/src/base/wait.h includes engine/exec.h'
 
 fresh # a transport that knows a communicator
 printf '\nstruct gcl_comm;\nint gcl_planted(struct gcl_comm *c);\n' >>"$work/tree/gcl/src/transport/wire.h"
@@ -49,10 +49,29 @@ sed -i '0,/#include "base\/err.h"/s//#include "base\/err.h"\n#include "job\/diag
 expect "a circle of files" 'circle of files in gcl/src: .*job/diag->job/job.*job/job->job/diag|circle of files in gcl/src: .*job/job->job/diag'
 
 fresh # a circle in sim/: a header of one module including another that includes it back
-sed -i '0,/#include/s//#include "sim\/report.h"\n#include/' "$work/tree/sim/include/sim/time.h"
-grep -q '"sim/time.h"' "$work/tree/sim/include/sim/report.h" ||
-  sed -i '0,/#include/s//#include "sim\/time.h"\n#include/' "$work/tree/sim/include/sim/report.h"
-expect "a circle of files in sim/" 'circle of files in sim/'
+sed -i '0,/#include "sim\/base\/time.h"/s//#include "sim\/base\/time.h"\n#include "sim\/report\/report.h"/' \
+  "$work/tree/sim/include/sim/report/trace.h"
+expect "a circle of files in sim/" 'circle of files in sim/: .*report/report->report/trace'
+
+fresh # sim/'s rooms: the device room's memory accounting reaching up to the schedule
+sed -i '0,/#include "sim\/device\/memory.h"/s//#include "sim\/device\/memory.h"\n#include "sim\/schedule\/pipeline.h"/' \
+  "$work/tree/sim/src/device/memory.c"
+expect "an upward arrow in sim/" 'upward arrow in sim from device to schedule: sim/src/device/memory.c includes sim/schedule/pipeline.h'
+
+fresh # sim/: a folder that is no room
+mkdir -p "$work/tree/sim/src/misc"
+printf '#include "sim/base/time.h"\n' >"$work/tree/sim/src/misc/x.c"
+expect "a sim/ file outside the rooms" 'sim/misc/x: misc/ is not a room of sim'
+
+fresh # a circle of Python files in one folder (an import inside a function counts)
+printf 'import planted_b\n' >"$work/tree/examples/planted_a.py"
+printf 'def f():\n    import planted_a\n' >"$work/tree/examples/planted_b.py"
+expect "a circle of Python imports" 'circle of files in examples/ \(Python\): examples/planted_a.py->examples/planted_b.py'
+
+fresh # a circle inside one program of examples/
+sed -i '0,/#include/s//#include "bench_main.h"\n#include/' "$work/tree/examples/bench/bench.h"
+printf '#include "bench.h"\n' >"$work/tree/examples/bench/bench_main.h"
+expect "a circle in an example" 'circle of files in examples/bench'
 
 fresh # a .c of its own with no header and no word of where its calls are declared
 printf '/* A planted file. */\nint gcl_planted(void);\nint gcl_planted(void)\n{\n    return 0;\n}\n' \

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "sim/cost.h"
+#include "sim/cost/cost.h"
 
 #define NS(x)  ((sim_time_t)(x)*SIM_PS_PER_NS)
 #define MiB    (1024ULL * 1024ULL)

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "sim/device.h"
-#include "sim/time.h"
+#include "sim/device/device.h"
+#include "sim/base/time.h"
 
 static void test_gc200_numbers(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * The per-layer IPU cost model against its closed forms (sim/ipu_cost.h, ipu_cost.c,
+ * The per-layer IPU cost model against its closed forms (sim/cost/ipu_cost.h, ipu_cost.c,
  * ipu_gemm.c): every layer type, every pass, the product planner against an exhaustive search,
  * and the optimizer update.
  */
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "sim/ipu_cost.h"
-#include "sim/params.h"
+#include "sim/cost/ipu_cost.h"
+#include "sim/device/params.h"
 
 static sim_cost_params_t cp;
 static const sim_device_t *d;

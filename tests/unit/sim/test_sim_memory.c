@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "sim/device.h"
-#include "sim/memory.h"
+#include "sim/device/device.h"
+#include "sim/device/memory.h"
 
 static void test_fill_to_capacity(void **state)
 {

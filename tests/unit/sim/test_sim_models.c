@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "sim/model.h"
+#include "sim/model/model.h"
 
 static void test_resnet50(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * The cost model's constants (sim/params.h): the table agrees with the defaults, every assumed
+ * The cost model's constants (sim/device/params.h): the table agrees with the defaults, every assumed
  * and fitted constant has a range around its value and a source, and pods set them through
  * topology files and "PRESET,KEY=VALUE" overrides.
  */
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "sim/params.h"
-#include "sim/topology.h"
+#include "sim/device/params.h"
+#include "sim/topology/topology.h"
 
 static void test_table_matches_defaults(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * Pipelines (sim/pipeline.h): the gpipe and 1f1b orders, what a stage holds, the balancing
+ * Pipelines (sim/schedule/pipeline.h): the gpipe and 1f1b orders, what a stage holds, the balancing
  * rule, and the ideal pipeline's step and bubble against the closed forms.
  */
 #include <math.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "sim/pipeline.h"
+#include "sim/schedule/pipeline.h"
 
 static void order_text(sim_schedule_t s, int stage, int k, uint32_t a, char *buf)
 {
@@ -30,7 +30,7 @@ static void test_orders(void **state)
     char buf[256];
 
     (void)state;
-    /* The trace of sim/pipeline.h: 1f1b, 3 stages, 4 micro-batches. */
+    /* The trace of sim/schedule/pipeline.h: 1f1b, 3 stages, 4 micro-batches. */
     order_text(SIM_SCHED_1F1B, 0, 3, 4, buf);
     assert_string_equal(buf, "F0 F1 F2 B0 F3 B1 B2 B3");
     order_text(SIM_SCHED_1F1B, 1, 3, 4, buf);

@@ -1,5 +1,5 @@
 /*
- * Job plans (sim/plan.h): each stage's memory against its closed form for every recomputation
+ * Job plans (sim/plan/plan.h): each stage's memory against its closed form for every recomputation
  * mode, schedule and optimizer-state placement; the overflow report (stage, layer, bytes, the
  * smallest stage count that fits); the split; the host feed; time to train.
  */
@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "sim/feed.h"
-#include "sim/model.h"
-#include "sim/plan.h"
+#include "sim/cost/feed.h"
+#include "sim/model/model.h"
+#include "sim/plan/plan.h"
 
 static sim_cost_params_t cp;
 static const sim_device_t *d;

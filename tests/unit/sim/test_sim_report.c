@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "sim/report.h"
+#include "sim/report/report.h"
 
 #define US(x) ((sim_time_t)(x)*SIM_PS_PER_US)
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "sim/topology.h"
+#include "sim/topology/topology.h"
 
 #define NS(x) ((sim_time_t)(x)*SIM_PS_PER_NS)
 

@@ -1,8 +1,8 @@
 /*
  * What a piece of IPU work costs, as Poplar runs it: bulk-synchronous supersteps, each a compute
  * set on every tile, a synchronisation of the 1472 tiles, and an exchange. sim_cost_t adds their
- * parts up; the layer cost model (sim/ipu_cost.h), the matrix-product planner (sim/ipu_gemm.h)
- * and the optimizer update (sim/optimizer.h) fill it.
+ * parts up; the layer cost model (sim/cost/ipu_cost.h), the matrix-product planner (sim/cost/ipu_gemm.h)
+ * and the optimizer update (sim/cost/optimizer.h) fill it.
  *
  * Vector work of V values with o operations per value, reading r and writing w tensors of b
  * bytes per value, spread evenly over the T tiles:
@@ -19,9 +19,9 @@
 
 #include <stdint.h>
 
-#include "sim/device.h"
-#include "sim/params.h"
-#include "sim/time.h"
+#include "sim/device/device.h"
+#include "sim/device/params.h"
+#include "sim/base/time.h"
 
 typedef struct sim_cost {
     sim_time_t compute;    /* AMP, vector and vertex-launch time of the busiest tile */

@@ -46,8 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/time.h"
-#include "sim/topology.h"
+#include "sim/base/time.h"
+#include "sim/topology/topology.h"
 
 /* latency(R) + ceil(BYTES * 10^12 / bandwidth(R)); 0 for an empty route (src == dst). */
 sim_time_t sim_route_time(const sim_route_t *r, uint64_t bytes);

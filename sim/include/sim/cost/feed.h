@@ -20,8 +20,8 @@
 
 #include <stdint.h>
 
-#include "sim/params.h"
-#include "sim/time.h"
+#include "sim/device/params.h"
+#include "sim/base/time.h"
 
 #define SIM_FEED_MAX_DEPTH 64
 

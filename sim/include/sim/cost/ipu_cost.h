@@ -12,14 +12,14 @@
  *   sync      one tile synchronisation per compute set.
  *
  * Products (matmul, conv as an implicit matrix product, the two products of attention) are
- * planned over the tiles by sim/ipu_gemm.h; the rest is vector work (sim/bsp_cost.h).
+ * planned over the tiles by sim/cost/ipu_gemm.h; the rest is vector work (sim/cost/bsp_cost.h).
  *
  * Backward of a product is two products: the input gradient (m x n x k, skipped for a layer
  * without input_grad) and the weight gradient (k x m x n, both operands activations). Other
  * layers' backward passes cost about their forward's vector work again (see ipu_cost.c).
  *
- * Every constant is in sim_cost_params_t with its source or "assumed" (sim/params.h,
- * sim/src/params.c and docs/validation.md list them with their ranges). This header is the front
+ * Every constant is in sim_cost_params_t with its source or "assumed" (sim/device/params.h,
+ * sim/src/device/params.c and docs/validation.md list them with their ranges). This header is the front
  * of the cost model: it includes the cost container, the product planner and the optimizers.
  */
 #ifndef SIM_IPU_COST_H
@@ -28,13 +28,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/bsp_cost.h"
-#include "sim/device.h"
-#include "sim/ipu_gemm.h"
-#include "sim/layer.h"
-#include "sim/optimizer.h"
-#include "sim/params.h"
-#include "sim/time.h"
+#include "sim/cost/bsp_cost.h"
+#include "sim/device/device.h"
+#include "sim/cost/ipu_gemm.h"
+#include "sim/cost/layer.h"
+#include "sim/cost/optimizer.h"
+#include "sim/device/params.h"
+#include "sim/base/time.h"
 
 /* The cost of PASS of layer L over UNITS units (a micro-batch) on device D. Returns 0, or
  * -EINVAL for a layer sim_layer_check() refuses or UNITS == 0. */

@@ -13,16 +13,16 @@
  * and, when k is split (p_k > 1), the partial sums it reduces in a second compute set. The plan
  * is the split with the least total time; ties keep the first in the search order (p_k, then
  * p_m ascending). The AMP runs at amp_efficiency of its peak (250 TFLOPS f16, 62.5 f32). The
- * formulas and a worked example are at the top of sim/src/ipu_gemm.c.
+ * formulas and a worked example are at the top of sim/src/cost/ipu_gemm.c.
  */
 #ifndef SIM_IPU_GEMM_H
 #define SIM_IPU_GEMM_H
 
 #include <stdint.h>
 
-#include "sim/bsp_cost.h"
-#include "sim/device.h"
-#include "sim/params.h"
+#include "sim/cost/bsp_cost.h"
+#include "sim/device/device.h"
+#include "sim/device/params.h"
 
 /* One matrix product: G independent products of (M x K) by (K x N). */
 typedef struct sim_gemm {

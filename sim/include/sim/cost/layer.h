@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/device.h"
+#include "sim/device/device.h"
 
 typedef enum sim_layer_type {
     SIM_LAYER_MATMUL = 0,

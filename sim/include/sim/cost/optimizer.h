@@ -1,17 +1,17 @@
 /*
  * Optimizers of the weight update, and what one update costs on a GC200: vector work over the
- * weights, gradients and state at SRAM speed (sim/bsp_cost.h), one compute set, the per-tensor
+ * weights, gradients and state at SRAM speed (sim/cost/bsp_cost.h), one compute set, the per-tensor
  * norms of the optimizers that take them, and the state's round trip to Streaming Memory when it
- * lives there. The operation counts are at the top of sim/src/optimizer.c.
+ * lives there. The operation counts are at the top of sim/src/cost/optimizer.c.
  */
 #ifndef SIM_OPTIMIZER_H
 #define SIM_OPTIMIZER_H
 
 #include <stdint.h>
 
-#include "sim/bsp_cost.h"
-#include "sim/device.h"
-#include "sim/params.h"
+#include "sim/cost/bsp_cost.h"
+#include "sim/device/device.h"
+#include "sim/device/params.h"
 
 typedef enum sim_optimizer {
     SIM_OPTIM_SGD = 0,

@@ -2,7 +2,7 @@
  * The simulated IPU: a GC200 device model with a roofline compute cost.
  *
  * Every number of the preset names where it comes from, or says that it is assumed (see
- * sim/src/device.c and sim/README.md). No real memory is allocated anywhere in sim/: the device
+ * sim/src/device/device.c and sim/README.md). No real memory is allocated anywhere in sim/: the device
  * only says how much SRAM an IPU has and how long work takes.
  *
  * Compute cost (roofline): work of F floating-point operations at precision P that moves B bytes
@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "sim/time.h"
+#include "sim/base/time.h"
 
 /* Precision of charged arithmetic. bf16 and f16 run at the same rate on the GC200 (both are
  * 16-bit AMP inputs), so callers charge bf16 as SIM_PREC_F16. */
@@ -39,7 +39,7 @@ typedef struct sim_device {
 /* The GC200 (Colossus Mk2) preset. Static storage; never NULL. */
 const sim_device_t *sim_device_gc200(void);
 
-/* The Bow IPU preset: the GC200's tiles and memory at 1.85 GHz (sim/src/device.c). */
+/* The Bow IPU preset: the GC200's tiles and memory at 1.85 GHz (sim/src/device/device.c). */
 const sim_device_t *sim_device_bow(void);
 
 /* The preset called NAME (case-insensitive: "GC200" or "Bow"), or NULL. */

@@ -1,12 +1,12 @@
 /*
  * Every constant of the simulated pod's cost model that a pod description may set, with its
  * default, unit, where the number comes from, and (for assumed and fitted ones) the range we
- * believe in. One table (sim/src/params.c) serves the topology-file parser (each key is a file
+ * believe in. One table (sim/src/device/params.c) serves the topology-file parser (each key is a file
  * key and an override: "POD64,ipulink_latency_ns=700"), sim-step --sensitivity (which halves and
  * doubles every assumed and fitted one) and docs/validation.md.
  *
  * The device's datasheet numbers (tiles, SRAM, clock, peaks, bandwidths) are not here: they are
- * the GC200 preset in sim/src/device.c, each with its source.
+ * the GC200 preset in sim/src/device/device.c, each with its source.
  */
 #ifndef SIM_PARAMS_H
 #define SIM_PARAMS_H
@@ -14,11 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/device.h"
-#include "sim/time.h"
+#include "sim/device/device.h"
+#include "sim/base/time.h"
 
 typedef struct sim_cost_params {
-    int ipu; /* the device: 0 the GC200, 1 the Bow IPU (sim/device.h; topology key "ipu") */
+    int ipu; /* the device: 0 the GC200, 1 the Bow IPU (sim/device/device.h; topology key "ipu") */
     /* Fitted (scripts/calibrate; docs/validation.md says to what). */
     double amp_efficiency;  /* fraction of the AMP peak a product (matmul, attention, conv)
                                reaches inside its compute set */
@@ -53,7 +53,7 @@ typedef struct sim_cost_params {
     uint64_t streaming_bandwidth; /* bytes/s between one IPU and its Streaming Memory */
 } sim_cost_params_t;
 
-/* The defaults (calibrated; every one sourced or assumed in sim/src/params.c). */
+/* The defaults (calibrated; every one sourced or assumed in sim/src/device/params.c). */
 void sim_cost_params_default(sim_cost_params_t *cp);
 
 typedef enum sim_param_kind {

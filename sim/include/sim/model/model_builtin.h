@@ -14,13 +14,13 @@
  *                packed BERT) a pack of PER_PACK sequences on average, a fraction allowed.
  *                Checkpoints at every encoder layer's output. LAMB, its state off chip (in Streaming
  *                Memory, as Graphcore's IPU-POD16 runs had it). Every layer says its part
- *                (embedding, attention or feed-forward sublayer, head: sim/layer.h), for
+ *                (embedding, attention or feed-forward sublayer, head: sim/cost/layer.h), for
  *                placements by sublayer.
  */
 #ifndef SIM_MODEL_BUILTIN_H
 #define SIM_MODEL_BUILTIN_H
 
-#include "sim/model_def.h"
+#include "sim/model/model_def.h"
 
 /* The built-in models. SEQ is BERT's sequence length (128 or 512), PER_PACK its sequences per
  * unit (1 to 64). Return 0, -EINVAL or -ENOMEM. */

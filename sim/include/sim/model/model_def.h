@@ -1,8 +1,8 @@
 /*
- * The model container: an ordered list of layers (sim/layer.h) and how the model trains (its
+ * The model container: an ordered list of layers (sim/cost/layer.h) and how the model trains (its
  * optimizer, recomputation and where the optimizer state lives), with the totals over its
- * layers. The built-in models (sim/model_builtin.h) and model files (sim/model_file.h) fill
- * one; sim/model.h opens either by name.
+ * layers. The built-in models (sim/model/model_builtin.h) and model files (sim/model/model_file.h) fill
+ * one; sim/model/model.h opens either by name.
  */
 #ifndef SIM_MODEL_DEF_H
 #define SIM_MODEL_DEF_H
@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/layer.h"
-#include "sim/optimizer.h"
+#include "sim/cost/layer.h"
+#include "sim/cost/optimizer.h"
 
 /* How activations are kept for the backward pass. */
 typedef enum sim_recompute {

@@ -1,6 +1,6 @@
 /*
  * Model files: any model as a list of layers, read and written (the format is in sim/README.md,
- * "Model files", and at the top of sim/src/model_file.c).
+ * "Model files", and at the top of sim/src/model/model_file.c).
  */
 #ifndef SIM_MODEL_FILE_H
 #define SIM_MODEL_FILE_H
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "sim/model_def.h"
+#include "sim/model/model_def.h"
 
 /* Reads a model file. Returns 0, or -EINVAL / -ENOENT / -ENOMEM with one line in ERR: the file,
  * the line, the layer type and, for a type the model does not know, the supported types. */

@@ -10,7 +10,7 @@
  * A fragment is a forward pipeline stage: the layers of one IPU that run one after another.
  * Without a placement the fragments are the stages; with one, the heads are a last fragment, on
  * IPU 0 again (the data returns to IPU 0 for them). Under PopART's schedule a step of A
- * micro-batches over P fragments takes A + 2P - 2 cycles (sim/pipeline.h).
+ * micro-batches over P fragments takes A + 2P - 2 cycles (sim/schedule/pipeline.h).
  *
  * A placement's counts are charged as they are: IPU k holds att[k] attention and ffn[k]
  * feed-forward sublayers, assigned in model order kind by kind. Graphcore's published
@@ -44,11 +44,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/device.h"
-#include "sim/ipu_cost.h"
-#include "sim/model_def.h"
-#include "sim/pipeline.h"
-#include "sim/placement.h"
+#include "sim/device/device.h"
+#include "sim/cost/ipu_cost.h"
+#include "sim/model/model_def.h"
+#include "sim/schedule/pipeline.h"
+#include "sim/schedule/placement.h"
 
 typedef struct sim_plan_params {
     int stages;            /* pipeline stages = IPUs per replica */

@@ -1,6 +1,6 @@
 /*
  * The two outputs of a simulated run: a JSON report and a Chrome trace, written from the
- * per-IPU statistics and traces of sim/trace.h. The writers only read.
+ * per-IPU statistics and traces of sim/report/trace.h. The writers only read.
  *
  * The outputs print cycles of the device's tile clock (floor of each value separately, so the
  * printed parts may sum to one or two cycles less than the printed total).
@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sim/device.h"
-#include "sim/time.h"
-#include "sim/trace.h"
+#include "sim/device/device.h"
+#include "sim/base/time.h"
+#include "sim/report/trace.h"
 
 /* ---- Writers. ---- */
 

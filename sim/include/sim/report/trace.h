@@ -11,7 +11,7 @@
  *   sync     - synchronisations (sim_sync_time());
  *   idle     - waiting for a peer that is behind (receive before the data could arrive, or the
  *              tail until the slowest IPU of the run finishes);
- *   host     - waiting for the host servers' data feed (sim/feed.h).
+ *   host     - waiting for the host servers' data feed (sim/cost/feed.h).
  * sim_stats_advance() and sim_stats_advance_to() keep clock == the sum of the five.
  */
 #ifndef SIM_TRACE_H
@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/time.h"
+#include "sim/base/time.h"
 
 typedef enum sim_activity {
     SIM_ACT_COMPUTE = 0,
@@ -96,7 +96,7 @@ struct sim_trace_slice {
     uint64_t bytes;
 };
 
-/* For the writers (sim/report.h): fills OUT with slice I (I < sim_trace_count(T)), in
+/* For the writers (sim/report/report.h): fills OUT with slice I (I < sim_trace_count(T)), in
  * recording order. */
 void sim_trace_get(const sim_trace_t *t, size_t i, struct sim_trace_slice *out);
 

@@ -16,7 +16,7 @@
  * (A + K - 1)(f + b) per step, of which each stage idles (K - 1)(f + b): the bubble fraction is
  * (K - 1) / (A + K - 1).
  *   popart PopART's pipeline, which Graphcore's BERT ran: the P forward pipeline stages
- *          (fragments, sim/plan.h) and their backward passes make 2P - 1 pipeline stages, the
+ *          (fragments, sim/plan/plan.h) and their backward passes make 2P - 1 pipeline stages, the
  *          last forward stage doing its backward in the same stage ("the last fwd pass pipeline
  *          stage is also the first bwd pass pipeline stage", popart Ir::growGradOps). A step is
  *          A + 2P - 2 cycles (PipelineInfo: a fill phase of 2P - 2 cycles, A - (2P - 2) main
@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/time.h"
+#include "sim/base/time.h"
 
 typedef enum sim_schedule {
     SIM_SCHED_GPIPE = 0,

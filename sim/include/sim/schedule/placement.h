@@ -1,8 +1,8 @@
 /*
  * Placements of a transformer's sublayers on the IPUs of a replica, and the fragments (forward
- * pipeline stages) they make; see sim/plan.h for how a plan uses them.
+ * pipeline stages) they make; see sim/plan/plan.h for how a plan uses them.
  *
- * A sublayer is a maximal run of consecutive layers of one part (attention or ffn, sim/layer.h).
+ * A sublayer is a maximal run of consecutive layers of one part (attention or ffn, sim/cost/layer.h).
  * With the counts att[k] and ffn[k] of IPU k, attention sublayer j goes to the first IPU whose
  * running sum of att passes j, feed-forward sublayer j likewise by ffn; the embedding and the
  * heads go to IPU 0. Trace, BERT-Large with 3/3,7/7,7/7,7/7: IPU 0 holds the embedding and
@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/ipu_cost.h"
-#include "sim/model_def.h"
+#include "sim/cost/ipu_cost.h"
+#include "sim/model/model_def.h"
 
 #define SIM_PLAN_MAX_STAGES 256
 

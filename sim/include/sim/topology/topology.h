@@ -2,7 +2,7 @@
  * Simulated pod topologies, the front: IPUs, IPU-Links, IPU-Link domains (ILDs) and GW-Links,
  * built from a preset name (M2000, POD16, POD64, POD128, POD256), from a text file that
  * describes any other, or either with overrides. The built topology and its queries are the
- * container of sim/topology_graph.h. Pure C: no MPI, no threads, no I/O beyond reading the file
+ * container of sim/topology/topology_graph.h. Pure C: no MPI, no threads, no I/O beyond reading the file
  * a caller names.
  *
  * The graph. Nodes 0 .. num_ipus-1 are IPUs; when a topology has more than one ILD, nodes
@@ -32,7 +32,7 @@
  * each neighbour gets half of the ports (at least one). Traffic between ILDs therefore runs IPU
  * -> own gateway -> GW-Link(s) -> gateway at the same position -> IPU, plus IPU-Link hops.
  *
- * Presets (numbers and sources in sim/README.md and sim/src/topology.c):
+ * Presets (numbers and sources in sim/README.md and sim/src/topology/topology.c):
  *   M2000  4 IPUs, 1 ILD, ladder of 2 rungs (a ring of 4)
  *   POD16  16 IPUs, 1 ILD, ladder of 8 rungs with the torus wrap (4 IPU-M2000s)
  *   POD64  64 IPUs, 1 ILD, ladder of 32 rungs with the torus wrap (16 IPU-M2000s)
@@ -58,8 +58,8 @@
  *   gwlink_latency_ns X         ns per GW-Link hop                               (default 3000)
  *   sync_latency_ns X           ns per synchronisation inside an ILD             (default 1000)
  *   gw_sync_latency_ns X        ns added to a synchronisation that spans ILDs    (default 5000)
- *   ipu gc200|bow               the IPU (default gc200; sim/device.h)
- *   KEY X                       any cost-model constant of sim/params.h (amp_efficiency,
+ *   ipu gc200|bow               the IPU (default gc200; sim/device/device.h)
+ *   KEY X                       any cost-model constant of sim/device/params.h (amp_efficiency,
  *                               compute_set_overhead_ns, host_servers, ...), once each
  * X is a decimal with at most 3 fractional digits; bandwidths lie in 0.001 .. 1000000 GB/s,
  * latencies in 0 .. 1000000000 ns. Lines are at most 255 characters; a file has at most 100000
@@ -71,7 +71,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/topology_graph.h"
+#include "sim/topology/topology_graph.h"
 
 /* Builds the preset called NAME (case-insensitive). Returns 0, or -EINVAL for an unknown name
  * (with a one-line reason in ERR when ERR is not NULL). */

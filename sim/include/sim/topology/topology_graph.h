@@ -1,7 +1,7 @@
 /*
  * A built topology: its nodes (IPUs, then IPU-Gateways), its directed links and the route
  * between every two IPUs. It is immutable once built and may be shared between threads. This
- * is the container; sim/topology.h builds one from a preset, a file or overrides (and explains
+ * is the container; sim/topology/topology.h builds one from a preset, a file or overrides (and explains
  * the graph, the numbering, the routes and the presets).
  *
  * Links. Every cable is full duplex and appears as two directed links, each with its own
@@ -22,9 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/device.h"
-#include "sim/params.h"
-#include "sim/time.h"
+#include "sim/device/device.h"
+#include "sim/device/params.h"
+#include "sim/base/time.h"
 
 typedef struct sim_topology sim_topology_t;
 
@@ -69,7 +69,7 @@ typedef struct sim_topology_params {
     sim_time_t gw_sync_latency; /* ps added when a synchronisation spans ILDs */
 } sim_topology_params_t;
 
-/* The IPU cost model's and host feed's constants of the pod (sim/ipu_cost.h, sim/params.h):
+/* The IPU cost model's and host feed's constants of the pod (sim/cost/ipu_cost.h, sim/device/params.h):
  * the defaults, or what the file or the overrides set. */
 const sim_cost_params_t *sim_topology_cost(const sim_topology_t *t);
 
@@ -109,7 +109,7 @@ const sim_device_t *sim_topology_device(const sim_topology_t *t);
  * Returns what snprintf returns. */
 int sim_topology_describe(const sim_topology_t *t, char *buf, size_t len);
 
-/* ---- Construction (sim/src/topology_build.c lays out the edges of a spec). ---- */
+/* ---- Construction (sim/src/topology/topology_build.c lays out the edges of a spec). ---- */
 
 /* What a topology is, apart from its links. */
 typedef struct sim_topology_desc {
