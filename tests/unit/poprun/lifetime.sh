@@ -174,7 +174,8 @@ for name in "${cases[@]}"; do
     # segments): they go to a temporary directory of this test, removed with it.
     mkdir -p "$tmp/plain"
     nofiles=1
-    TMPDIR=$tmp/plain start up_probes mpirun --oversubscribe "${hosts[@]}" -np 2 "$PROBE" \
+    TMPDIR=$tmp/plain start up_probes mpirun --oversubscribe --mca btl_vader_backing_directory \
+      "$tmp/plain" "${hosts[@]}" -np 2 "$PROBE" \
       --sleep 300 --stderr "$tag" || continue
     kill -KILL "$pid"
     wait_gone
