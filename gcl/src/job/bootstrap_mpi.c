@@ -113,9 +113,29 @@ static void prepare_mpi_env(int messages)
     gcl_boot_mpi_route(messages);
 }
 
+/* Whether the job is an srun step that gave its tasks no PMIx server: OpenMPI 4.1 as Debian
+ * builds it finds its peers under srun only through PMIx (it has no PMI-1 or PMI-2 client), and
+ * its MPI_Init would end each task with a page of text and an abort. Slurm's tasks of srun
+ * --mpi=pmix have PMIX_RANK; those of --mpi=none or --mpi=pmi2 do not. */
+static int srun_without_pmix(void)
+{
+#ifdef OPEN_MPI
+    return !getenv("OMPI_COMM_WORLD_SIZE") && getenv("SLURM_STEP_ID") && !getenv("PMIX_RANK");
+#else
+    return 0;
+#endif
+}
+
 gcl_status_t gcl_boot_mpi_create(int expected_size, int messages, double timeout_s,
                                  gcl_boot_t **out, char *err, size_t len)
 {
+    if (srun_without_pmix()) {
+        snprintf(err, len,
+                 "srun started %d tasks without PMIx (SLURM_MPI_TYPE=%s), and OpenMPI finds its "
+                 "ranks under srun only through PMIx: run srun --mpi=pmix",
+                 expected_size, getenv("SLURM_MPI_TYPE") ? getenv("SLURM_MPI_TYPE") : "none");
+        return GCL_ERR_MPI;
+    }
     gcl_boot_t *b = gcl_calloc(1, sizeof *b);
     mpi_boot_t *m = gcl_calloc(1, sizeof *m);
     if (!b || !m) {

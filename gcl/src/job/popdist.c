@@ -140,13 +140,25 @@ static int read_var(const char *name, int lo, int *out, char *err, size_t len)
     return -1;
 }
 
-/* mpirun's world (gcl_config_t.mpi_world): OpenMPI's variables, else PMI's. Returns 1 with the
- * size and rank, or 0 when this process was not started by mpirun. */
+/* Whether this process is a task of a job step that srun started: Slurm sets SLURM_STEP_ID in a
+ * step, not in a batch script (which has SLURM_PROCID 0 and SLURM_NTASKS of the whole
+ * allocation, and is no MPI world). */
+static int srun_step(void)
+{
+    return getenv("SLURM_STEP_ID") != NULL && getenv("SLURM_STEP_NUM_TASKS") != NULL;
+}
+
+/* mpirun's world (gcl_config_t.mpi_world): OpenMPI's variables, else PMI's, else the tasks of
+ * an srun step (srun --mpi=pmix sets only PMIX_RANK before MPI_Init, and the size is the
+ * step's). Returns 1 with the size and rank, or 0 when no launcher started this process. */
 static int mpi_world(int *size, int *rank)
 {
     static const char *const names[][2] = {{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
-                                           {"PMI_SIZE", "PMI_RANK"}};
+                                           {"PMI_SIZE", "PMI_RANK"},
+                                           {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (i == 2 && !srun_step())
+            break;
         if (env_int(names[i][0], 1, POPDIST_MAX, size) == 1 &&
             env_int(names[i][1], 0, *size - 1, rank) == 1)
             return 1;
@@ -224,5 +236,7 @@ int gcl_popdist_guess_instance(void)
     const char *v = getenv("OMPI_COMM_WORLD_RANK");
     if (!v)
         v = getenv("PMI_RANK");
+    if (!v && srun_step())
+        v = getenv("SLURM_PROCID");
     return v ? atoi(v) : 0;
 }

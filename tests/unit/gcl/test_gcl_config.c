@@ -36,6 +36,10 @@ static const char *const popdist_vars[] = {
     "OMPI_COMM_WORLD_RANK",
     "PMI_SIZE",
     "PMI_RANK",
+    "SLURM_STEP_ID",
+    "SLURM_STEP_NUM_TASKS",
+    "SLURM_PROCID",
+    "SLURM_NTASKS",
     "GCL_LOG_LEVEL",
     "GCL_OPTIONS",
     "GCL_ALLREDUCE_ALGO",
@@ -139,6 +143,38 @@ static void test_mpi_world(void **state)
     assert_int_equal(pd.num_total_replicas, 4);
     assert_int_equal(pd.instance_index, 3);
     assert_int_equal(pd.mpi_world, 0);
+    clean(NULL);
+}
+
+/* The tasks of an srun step are the instances, as mpirun's ranks are (srun --mpi=pmix sets no
+ * size of its own before MPI_Init); a batch script, which has SLURM_PROCID and SLURM_NTASKS
+ * but no step, is not. */
+static void test_srun_world(void **state)
+{
+    (void)state;
+    gcl_popdist_t pd;
+    char err[256];
+    setenv("SLURM_PROCID", "0", 1);
+    setenv("SLURM_NTASKS", "4", 1);
+    assert_int_equal(gcl_popdist_read(&pd, 1, 1, 0, err, sizeof err), GCL_OK);
+    assert_int_equal(pd.num_instances, 1);
+    assert_int_equal(pd.mpi_world, 0);
+    setenv("SLURM_STEP_ID", "0", 1);
+    setenv("SLURM_STEP_NUM_TASKS", "4", 1);
+    setenv("SLURM_PROCID", "2", 1);
+    assert_int_equal(gcl_popdist_read(&pd, 2, 1, 0, err, sizeof err), GCL_OK);
+    assert_int_equal(pd.num_instances, 4);
+    assert_int_equal(pd.instance_index, 2);
+    assert_int_equal(pd.num_total_replicas, 8);
+    assert_int_equal(pd.replica_offset, 4);
+    assert_int_equal(pd.mpi_world, 1);
+    assert_int_equal(gcl_popdist_guess_instance(), 2);
+    /* mpirun inside a step: its own ranks win. */
+    setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+    setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+    assert_int_equal(gcl_popdist_read(&pd, 1, 1, 0, err, sizeof err), GCL_OK);
+    assert_int_equal(pd.num_instances, 2);
+    assert_int_equal(pd.instance_index, 1);
     clean(NULL);
 }
 
@@ -388,6 +424,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_real_poprun_variables, clean),
         cmocka_unit_test_setup(test_mpi_world, clean),
+        cmocka_unit_test_setup(test_srun_world, clean),
         cmocka_unit_test_setup(test_log_levels, clean),
         cmocka_unit_test_setup(test_version, clean),
         cmocka_unit_test_setup(test_config_sizes, clean),
