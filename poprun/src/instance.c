@@ -507,10 +507,13 @@ int instance_main(const struct poprun_options *o)
         plan_free(&p);
         return POPRUN_EXIT_USAGE;
     }
-    if (options_spread_numa(o)) {
+    /* The launcher passes the policy it chose (placement.h), or none. */
+    const char *place = o->process_placement;
+    if (place && strcmp(place, "disabled") != 0) {
         char desc[256];
-        if (numa_bind_local(p.inst[rank].local_index, p.instances_per_host, desc, sizeof(desc), err,
-                            sizeof(err)) != 0)
+        int rc = numa_bind_local(strcmp(place, "spreadcores") == 0, p.inst[rank].local_index,
+                                 p.instances_per_host, desc, sizeof(desc), err, sizeof(err));
+        if (rc < 0)
             fprintf(stderr, "%spoprun: warning: %s\n", prefix, err);
         else if (o->verbose >= 1)
             fprintf(stderr, "%spoprun: bound to %s\n", prefix, desc);

@@ -24,9 +24,11 @@
 #include "jobdir.h"
 #include "launch.h"
 #include "mpirun_cmd.h"
+#include "placement.h"
 #include "plan.h"
 #include "print.h"
 #include "restart.h"
+#include "slurm.h"
 #include "topo.h"
 #include "words.h"
 
@@ -69,6 +71,20 @@ static int read_hosts(const struct poprun_options *o, struct strvec *hosts, char
     return 0;
 }
 
+/* Inside a Slurm allocation (slurm.h): the hosts the user named must be its nodes, or, when
+ * none were named, the instances go to its nodes. Outside one, HOSTS stays as it is. */
+static int slurm_hosts(const struct poprun_options *o, struct slurm_alloc *a, struct strvec *hosts,
+                       char *err, size_t errlen)
+{
+    int in = slurm_alloc_from_env(a, err, errlen);
+    if (in <= 0)
+        return in;
+    if (hosts->n > 0)
+        return slurm_alloc_check(a, hosts, o->num_instances, o->host ? "-H" : "--hostfile", err,
+                                 errlen);
+    return slurm_alloc_pick(a, o->num_instances, hosts, err, errlen);
+}
+
 /* A random hex token for this job's status markers. */
 static void make_token(char *buf, size_t len)
 {
@@ -84,6 +100,9 @@ static void make_token(char *buf, size_t len)
 /* Everything a job holds, freed by job_free in reverse order. */
 struct job {
     struct strvec hosts;
+    struct slurm_alloc slurm; /* the allocation poprun runs in, if any (job_id NULL if none) */
+    const char *placement;    /* the wrappers' binding (placement.h) */
+    char placement_note[512]; /* why there is none, to say once, or "" */
     struct plan_topology topo;
     char *instance_topology;
     struct plan plan;
@@ -105,6 +124,7 @@ static void job_free(struct job *j)
     plan_free(&j->plan);
     free(j->instance_topology);
     plan_topology_free(&j->topo);
+    slurm_alloc_free(&j->slurm);
     strvec_free(&j->hosts);
 }
 
@@ -142,6 +162,7 @@ static int prepare(const struct poprun_options *o, struct job *j, char *err, siz
 {
     bool as_root = false;
     if (check_program(o, err, errlen) != 0 || read_hosts(o, &j->hosts, err, errlen) != 0 ||
+        slurm_hosts(o, &j->slurm, &j->hosts, err, errlen) < 0 ||
         root_allowed(o, &as_root, err, errlen) != 0 ||
         cache_path(o, &j->cache_path, err, errlen) != 0)
         return -1;
@@ -155,6 +176,8 @@ static int prepare(const struct poprun_options *o, struct job *j, char *err, siz
                      &j->instance_topology, err, errlen) != 0 ||
         plan_build(&req, &j->topo, &j->plan, err, errlen) != 0)
         return -1;
+    j->placement =
+        placement_choose(o, &j->plan, "/run/netns", j->placement_note, sizeof(j->placement_note));
     ssize_t n = readlink("/proc/self/exe", j->self, sizeof(j->self) - 1);
     if (n <= 0)
         return errf(err, errlen, "cannot find poprun's own path: %s", strerror(errno));
@@ -163,11 +186,21 @@ static int prepare(const struct poprun_options *o, struct job *j, char *err, siz
     if (jobdir_open(&j->dir, err, errlen) != 0)
         return -1;
     const char *mpirun = getenv("POPRUN_MPIRUN");
-    struct mpirun_cmd cmd = {o,          &j->plan,      mpirun && *mpirun ? mpirun : "mpirun",
-                             j->self,    j->token,      j->instance_topology,
-                             as_root,    j->cache_path, j->dir.id,
-                             j->dir.path};
+    struct mpirun_cmd cmd = {o,           &j->plan,      mpirun && *mpirun ? mpirun : "mpirun",
+                             j->self,     j->token,      j->instance_topology,
+                             as_root,     j->cache_path, j->dir.id,
+                             j->dir.path, j->placement};
     return mpirun_cmd_build(&cmd, &j->argv, err, errlen);
+}
+
+/* The allocation's line above the topology table, inside one. */
+static void print_slurm(FILE *f, const struct slurm_alloc *a)
+{
+    if (!a->job_id)
+        return;
+    char *line = slurm_alloc_describe(a);
+    fprintf(f, "%s\n", line);
+    free(line);
 }
 
 static void print_command(FILE *f, const struct strvec *argv)
@@ -229,17 +262,24 @@ int job_main(const struct poprun_options *o)
         goto out_free;
     }
     options_report_no_effect(o, stderr);
+    if (j.placement_note[0])
+        fprintf(stderr, "%s\n", j.placement_note);
     if (o->dry_run) {
+        print_slurm(stdout, &j.slurm);
         print_topology(stdout, &j.plan, &j.topo);
         printf("mpirun command:\n");
         print_command(stdout, &j.argv);
         goto out_free;
     }
-    if (o->print_topology)
+    if (o->print_topology) {
+        print_slurm(stdout, &j.slurm);
         print_topology(stdout, &j.plan, &j.topo);
+    }
     if (o->verbose >= 1) {
-        if (!o->print_topology)
+        if (!o->print_topology) {
+            print_slurm(stderr, &j.slurm);
             print_topology(stderr, &j.plan, &j.topo);
+        }
         fprintf(stderr, "poprun: running: ");
         print_command(stderr, &j.argv);
     }

@@ -149,8 +149,8 @@ static void push_wrapper(const struct mpirun_cmd *c, struct strvec *argv)
     }
     if (o->offline_mode > 0)
         strvec_push(argv, "--offline-mode");
-    if (options_spread_numa(o))
-        strvec_push(argv, "--process-placement=spreadnuma");
+    if (c->placement)
+        strvec_push_take(argv, xasprintf("--process-placement=%s", c->placement));
     if (o->host_subnet) {
         strvec_push(argv, "--host-subnet");
         strvec_push(argv, o->host_subnet);

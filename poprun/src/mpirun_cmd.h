@@ -10,12 +10,14 @@
  *          -np I -x POPRUN_JOB_ID=ID [-x NAME[=VALUE]...] [MPI-LOCAL-ARGS...]
  *          POPRUN --_instance TOKEN --num-replicas R --num-instances I --ipus-per-replica P
  *                 --num-ilds K --topology T [--host h1,h2] [--offline-mode]
- *                 [--process-placement=spreadnuma] [--host-subnet S]
+ *                 [--process-placement=spreadcores|spreadnuma] [--host-subnet S]
  *                 [--executable-cache-path DIR] [--only-output-from-instance N] [-v...]
  *                 -- PROGRAM ARGS...
  *
  * --oversubscribe: each instance runs many IPU threads and tests run more ranks than cores.
- * --bind-to none: an instance is not one thread; --process-placement binds in the wrapper.
+ * --bind-to none: an instance is not one thread; the wrapper binds it (placement.h), to its share
+ * of its host's cores by default where they are the job's own. Words of --mpi-global-args come
+ * later, and mpirun takes the last --bind-to.
  * --map-by slot with I/H slots per host puts instances on hosts in contiguous blocks, as planned.
  * orte_tmpdir_base: on one host, OpenMPI's session directories in the job's own (jobdir.h), not in
  * the parent that every OpenMPI job of the machine makes and removes.
@@ -41,6 +43,7 @@ struct mpirun_cmd {
     const char *cache_path; /* --executable-cache-path made absolute, or NULL */
     const char *job_id;     /* the job's id (jobdir.h), passed on as POPRUN_JOB_ID */
     const char *job_dir;    /* the job's directory (jobdir.h): mpirun's session directory's base */
+    const char *placement;  /* the wrappers' binding (placement.h): spreadcores, spreadnuma, NULL */
 };
 
 /* Appends the command line to ARGV. Returns 0, or -1 with a reason in ERR (bad quoting in

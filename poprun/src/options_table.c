@@ -55,12 +55,14 @@ const struct opt_def opt_table[] = {
     {"numa-aware", 0, K_BOOL, OFF(numa_aware), F_CONFIG, "[BOOL]", "off", NULL,
      "Bind each instance to NUMA nodes of its host (superseded by --process-placement).",
      "The same as --process-placement spreadnuma (hwloc)."},
-    {"process-placement", 0, K_CHOICE, OFF(process_placement), F_CONFIG, "POLICY", "disabled",
-     "spreadnuma|disabled",
+    {"process-placement", 0, K_CHOICE, OFF(process_placement), F_CONFIG, "POLICY",
+     "spreadcores where the hosts' cores are the job's own", "spreadnuma|spreadcores|disabled",
      "How instances are bound to their host: spreadnuma divides the host's NUMA nodes among its "
      "instances (PopRun's default); disabled binds nothing.",
-     "The same, with hwloc (binding is off unless asked, since the simulator's IPU threads "
-     "share the cores)."},
+     "The same, with hwloc, and spreadcores (ours) divides the host's cores among its instances. "
+     "By default: spreadcores on this host alone, on distinct hosts and on a Slurm allocation's "
+     "nodes; nothing on hosts that are network namespaces of this machine (they share its cores; "
+     "said once), nor when --mpi-global-args binds (--bind-to, --cpu-set)."},
     {"print-topology", 0, K_BOOL, OFF(print_topology), F_CONFIG, "[BOOL]", "off", NULL,
      "Print the topology of the job before it runs.",
      "Print the table of hosts, IPU-Link domains, instances, replicas and IPUs, then run."},

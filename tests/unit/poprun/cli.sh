@@ -107,7 +107,7 @@ else
   bad "--print-topology sh" "exit $rc" "$(cat "$tmp/out" "$tmp/err")"
 fi
 expect_usage_error "bad --process-placement" \
-  "--process-placement takes one of spreadnuma,disabled, not 'roundrobin'" \
+  "--process-placement takes one of spreadnuma,spreadcores,disabled, not 'roundrobin'" \
   --process-placement roundrobin "$PROBE"
 expect_usage_error "bad --version-format" "--version-format takes one of text,json, not 'yaml'" \
   --version-format=yaml --version
@@ -197,7 +197,7 @@ h1    0    1         4-7        4-7
 h2    0    2         8-11       8-11
 h2    0    3         12-15      12-15
 mpirun command:
-mpirun ${root_flag}--oversubscribe --bind-to none --host h1:2,h2:2 --map-by slot --mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3 --mca btl tcp,self -x 'A=a b' -np 4 $POPRUN --_instance TOKEN --num-replicas 16 --num-instances 4 --ipus-per-replica 1 --num-ilds 1 --topology POD16 --host h1,h2 --only-output-from-instance 1 -- $probe_abs --sleep 1
+mpirun ${root_flag}--oversubscribe --bind-to none --host h1:2,h2:2 --map-by slot --mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3 --mca btl tcp,self -x 'A=a b' -np 4 $POPRUN --_instance TOKEN --num-replicas 16 --num-instances 4 --ipus-per-replica 1 --num-ilds 1 --topology POD16 --host h1,h2 --process-placement=spreadcores --only-output-from-instance 1 -- $probe_abs --sleep 1
 WANT
 expect_rc "dry-run" 0
 expect_same "dry-run output" "$tmp/want" "$tmp/got"

@@ -242,7 +242,7 @@ static void test_errors(void **state)
         {{"--numa-aware=maybe", "p"},
          "--numa-aware takes a boolean (1/0, yes/no, on/off, true/false), not 'maybe'"},
         {{"--process-placement", "packed", "p"},
-         "--process-placement takes one of spreadnuma,disabled, not 'packed'"},
+         "--process-placement takes one of spreadnuma,spreadcores,disabled, not 'packed'"},
         {{"--version-format=xml"}, "--version-format takes one of text,json, not 'xml'"},
         {{"--vipu-server-port", "0", "p"},
          "--vipu-server-port must be a port from 1 to 65535, "

@@ -243,8 +243,8 @@ static void test_mpirun_argv(void **state)
     struct plan_request req = {16, 4, 1, 0, &hosts};
     struct plan p;
     assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), 0);
-    struct mpirun_cmd cmd = {&o,      &p,   "mpirun", "/opt/poprun", "abc123",
-                             "POD16", true, NULL,     "job-0123",    NULL};
+    struct mpirun_cmd cmd = {&o,   &p,   "mpirun",   "/opt/poprun", "abc123", "POD16",
+                             true, NULL, "job-0123", NULL,          NULL};
     struct strvec argv = STRVEC_INIT;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     char *line = words_join_quoted(&argv);
@@ -271,7 +271,7 @@ static void test_mpirun_argv(void **state)
     o.offline_mode = false;
     o.only_output_from_instance = -1;
     o.verbose = 0;
-    o.numa_aware = true;
+    cmd.placement = "spreadnuma"; /* the launcher's choice (placement.h) reaches the wrappers */
     cmd.as_root = false;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     line = words_join_quoted(&argv);
@@ -287,8 +287,7 @@ static void test_mpirun_argv(void **state)
     /* --host-subnet reaches mpirun's tcp and the wrappers; -x words come first in the
      * application context; repeated --mpi-local-args add up; the cache path is the absolute one
      * the job made. */
-    o.numa_aware = 0;
-    o.process_placement = xstrdup("disabled");
+    cmd.placement = NULL;
     o.host_subnet = xstrdup("10.5.0.0/16");
     o.export_env = xstrdup("FOO=bar 'B=c d'");
     o.mpi_local_args = xstrdup("-x A -x 'C=1 2'");
@@ -344,7 +343,8 @@ static void test_mpirun_session_base(void **state)
     struct plan p;
     assert_int_equal(plan_build(&local, &t, &p, err, sizeof(err)), 0);
     struct mpirun_cmd cmd = {&o,      &p,    "mpirun", "/opt/poprun", "abc123",
-                             "M2000", false, NULL,     "job-0123",    "/dev/shm/poprun-job-0123"};
+                             "M2000", false, NULL,     "job-0123",    "/dev/shm/poprun-job-0123",
+                             NULL};
     const char *own = "--bind-to none --mca orte_tmpdir_base /dev/shm/poprun-job-0123 -np 2";
     struct strvec argv = STRVEC_INIT;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
