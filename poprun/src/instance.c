@@ -190,6 +190,11 @@ static void pump(struct stream *s)
 }
 
 struct supervisor {
+    pid_t parent;      /* the wrapper's parent: mpirun's daemon (or mpirun) */
+    int rank;          /* for the stop marker */
+    const char *token; /* the job's marker token */
+    int carriers;      /* graceful-stop carriers (SIGUSR1/SIGUSR2) received from poprun */
+    int outside_sig;   /* the first stop signal from outside poprun's chain, or 0 */
     pid_t child;
     pid_t guard;        /* the guard of the program's group (guard.h), 0 once reaped */
     int status;         /* valid once child == 0 */
@@ -202,6 +207,34 @@ struct supervisor {
     long long kill_at;  /* when to SIGKILL the program, 0 for never */
     long long drain_to; /* when to stop reading after the program exited */
 };
+
+/* Whether stop signal SI came from outside poprun's chain: sent by a process (not the kernel)
+ * that is not the wrapper's parent, which is still alive (a parent's death signal comes from
+ * the parent). Slurm signals every process of a job step so: scancel, sbatch --signal. */
+static bool from_outside(const struct supervisor *sv, const struct signalfd_siginfo *si)
+{
+    return si->ssi_code <= 0 && (pid_t)si->ssi_pid != sv->parent && getppid() == sv->parent;
+}
+
+/* A stop from outside poprun: a preemption of the whole job. The program gets the signal (the
+ * sender may have given it too) and the time it needs; poprun hears of it at once and stops
+ * the other instances gracefully. Not a graceful stop of poprun's: mpirun's teardown after it
+ * still gives the program KILL_GRACE_MS (mpirun may have had the same signal). */
+static void outside_stop(struct supervisor *sv, int sig)
+{
+    if (!sv->outside_sig) {
+        char line[256];
+        struct marker m = {sv->rank, MARKER_STOP, sig};
+        size_t n = marker_format(line, sizeof(line), sv->token, &m);
+        (void)write_all(2, line, n);
+        sv->outside_sig = sig;
+    }
+    if (!sv->stopping && sv->child > 0) {
+        kill(sv->child, sig == SIGHUP ? SIGTERM : sig);
+        sv->stop_at = now_ms();
+    }
+    sv->stopping = true;
+}
 
 /* Handles one signal from the signalfd. */
 static void on_signal(struct supervisor *sv, int sfd)
@@ -225,15 +258,21 @@ static void on_signal(struct supervisor *sv, int sfd)
     if (sig == SIGUSR1 || sig == SIGUSR2) {
         /* poprun's graceful stop, carried by mpirun: SIGTERM or SIGINT for the program, which
          * takes the time it needs (poprun ends the job after --graceful-timeout). */
-        if (!sv->stopping && sv->child > 0) {
-            kill(sv->child, sig == SIGUSR2 ? SIGINT : SIGTERM);
-            sv->stop_at = now_ms();
+        if (sv->carriers++ == 0) {
+            if (!sv->stopping && sv->child > 0) {
+                kill(sv->child, sig == SIGUSR2 ? SIGINT : SIGTERM);
+                sv->stop_at = now_ms();
+            }
         } else if (sv->graceful && sv->child > 0) {
             /* The stop's second carrier: poprun's --graceful-timeout is over. */
             kill(-sv->child, SIGKILL);
             sv->expired = true;
         }
         sv->stopping = sv->graceful = true;
+        return;
+    }
+    if (from_outside(sv, &si)) {
+        outside_stop(sv, sig);
         return;
     }
     /* mpirun ending the job, or the wrapper's parent gone. During a graceful stop that means
@@ -283,6 +322,13 @@ static bool stopped_as_asked(int status)
     return code == 0 || code == 128 + SIGTERM || code == 128 + SIGINT;
 }
 
+/* SIGTERM or SIGINT when STATUS is a stop's (128 plus it, or death by it), else 0. */
+static int stop_signal_of(int status)
+{
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status) - 128;
+    return sig == SIGTERM || sig == SIGINT ? sig : 0;
+}
+
 /* Whether a program in a graceful stop ended as asked, or as the stop's casualty (see
  * STOP_RACE_MS), or was killed when --graceful-timeout was over. */
 static bool ended_by_stop(const struct supervisor *sv)
@@ -301,6 +347,19 @@ static int finish(const struct supervisor *sv, int rank, const char *token)
     int code;
     if (sv->graceful && ended_by_stop(sv))
         return 0;
+    /* A stop that did not come from poprun is a preemption of the job, not a failure: from
+     * outside (its marker went when the signal came), or the program's own as a stop ends
+     * (exit 128+SIGTERM: train stops with its peers when any of them got the signal). */
+    if (!sv->teardown && sv->outside_sig && stopped_as_asked(sv->status))
+        return 0;
+    if (!sv->teardown && !sv->stopping && stop_signal_of(sv->status)) {
+        m.kind = MARKER_STOPPED;
+        m.value = stop_signal_of(sv->status);
+        char line[256];
+        size_t n = marker_format(line, sizeof(line), token, &m);
+        (void)write_all(2, line, n);
+        return 0;
+    }
     if (WIFSIGNALED(sv->status)) {
         m.kind = MARKER_SIGNAL;
         m.value = WTERMSIG(sv->status);
@@ -324,7 +383,8 @@ static int finish(const struct supervisor *sv, int rank, const char *token)
  * ends the job (any signal but SIGCHLD). */
 static void linger(struct supervisor *sv, int sfd)
 {
-    if (!WIFSIGNALED(sv->status) || sv->stopping || sv->teardown || sfd < 0)
+    if (!WIFSIGNALED(sv->status) || stop_signal_of(sv->status) || sv->stopping || sv->teardown ||
+        sfd < 0)
         return;
     long long until = now_ms() + LINGER_MS;
     for (long long left; (left = until - now_ms()) > 0;) {
@@ -360,7 +420,10 @@ static int run_program(const struct poprun_options *o, int rank, const char *pre
     sigprocmask(SIG_BLOCK, &mask, &oldmask);
     int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
     int report_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
-    struct supervisor sv = {.child = sfd < 0 ? -1 : fork()};
+    struct supervisor sv = {.parent = getppid(),
+                            .rank = rank,
+                            .token = o->instance_token,
+                            .child = sfd < 0 ? -1 : fork()};
     if (sv.child == 0)
         exec_program(o->program.v, out_p[1], err_p[1], report_fd, &oldmask, prefix);
     int guard_fd = -1;

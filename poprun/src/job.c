@@ -189,7 +189,7 @@ static int prepare(const struct poprun_options *o, struct job *j, char *err, siz
     struct mpirun_cmd cmd = {o,           &j->plan,      mpirun && *mpirun ? mpirun : "mpirun",
                              j->self,     j->token,      j->instance_topology,
                              as_root,     j->cache_path, j->dir.id,
-                             j->dir.path, j->placement};
+                             j->dir.path, j->placement,  j->slurm.job_id != NULL};
     return mpirun_cmd_build(&cmd, &j->argv, err, errlen);
 }
 

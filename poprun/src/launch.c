@@ -68,6 +68,7 @@ struct watch {
     long long graceful_to; /* when a graceful stop gives up (0: none under way) */
     int carrier;           /* the signal that carries the stop to the wrappers */
     int carried_again;     /* the stop's time is up and the carrier was sent again */
+    bool stopping;         /* a graceful stop is under way (a signal, or an instance's marker) */
     long long failed_to;   /* when mpirun must have ended the job after a failure (0: none) */
     int failure_kills;     /* signals sent to mpirun for that: SIGTERM, then SIGKILL */
 };
@@ -83,6 +84,7 @@ struct watch {
  * second. After --graceful-timeout, or at once when it is 0, mpirun gets SIGTERM after all. */
 static void start_stop(struct watch *w, int sig, struct outcome *out)
 {
+    w->stopping = true;
     out->interrupt_sig = sig;
     if (out->graceful_timeout_s <= 0) {
         kill(w->child, SIGTERM);
@@ -132,7 +134,11 @@ static void on_signal(struct watch *w, int sfd, struct outcome *out)
     if (w->child <= 0)
         return;
     if (w->interrupts++ == 0) {
-        start_stop(w, sig, out);
+        out->signaled = true;
+        if (!w->stopping) /* else an instance's stop marker began the same stop */
+            start_stop(w, sig, out);
+        else
+            out->interrupt_sig = sig;
     } else {
         static const char msg[] = "poprun: interrupted again: killing mpirun\n";
         (void)write_all(2, msg, sizeof(msg) - 1);
@@ -201,6 +207,10 @@ static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
             ssize_t n = read(err_r, buf, sizeof(buf));
             if (n > 0) {
                 linebuf_feed(&lb, buf, (size_t)n);
+                /* An instance was stopped from outside poprun (Slurm signalled its step), or its
+                 * program stopped by itself: the whole job stops, as on poprun's own signal. */
+                if (out->stop_sig && !w->stopping && w->child > 0)
+                    start_stop(w, out->stop_sig, out);
             } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
                 close(err_r);
                 err_r = -1;

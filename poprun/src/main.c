@@ -8,6 +8,7 @@
 #include "instance.h"
 #include "job.h"
 #include "options.h"
+#include "orted_agent.h"
 
 #ifndef POPRUN_VERSION
 #define POPRUN_VERSION "unknown"
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
     struct poprun_options o;
     char err[1024];
     int status;
+    if (argc >= 2 && strcmp(argv[1], ORTED_AGENT_OPTION) == 0)
+        return orted_agent_main(argc - 2, argv + 2);
     options_init(&o);
     if (options_parse(&o, argc, argv, err, sizeof(err)) != 0) {
         fprintf(stderr, "poprun: %s\n", err);

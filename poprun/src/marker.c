@@ -10,8 +10,9 @@
 
 size_t marker_format(char *buf, size_t len, const char *token, const struct marker *m)
 {
-    int n = snprintf(buf, len, MARKER_PREFIX "%s %d %s %d\n", token, m->instance,
-                     m->kind == MARKER_SIGNAL ? "signal" : "exit", m->value);
+    static const char *const kinds[] = {"exit", "signal", "stop", "stopped"};
+    int n = snprintf(buf, len, MARKER_PREFIX "%s %d %s %d\n", token, m->instance, kinds[m->kind],
+                     m->value);
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
@@ -26,6 +27,10 @@ static bool parse_at(const char *p, const char *end, const char *token, struct m
         m->kind = MARKER_EXIT;
     else if (scan_eat(&p, end, "signal "))
         m->kind = MARKER_SIGNAL;
+    else if (scan_eat(&p, end, "stop "))
+        m->kind = MARKER_STOP;
+    else if (scan_eat(&p, end, "stopped "))
+        m->kind = MARKER_STOPPED;
     else
         return false;
     /* The marker ends its line (the wrapper writes its newline with it). */

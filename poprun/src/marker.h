@@ -5,6 +5,13 @@
  *   @@poprun-status TOKEN INSTANCE exit CODE
  *   @@poprun-status TOKEN INSTANCE signal SIGNO
  *
+ * and, for a stop that did not come from poprun (a preemption of the job, instance.h):
+ *
+ *   @@poprun-status TOKEN INSTANCE stop SIGNO      the wrapper got SIGNO from outside poprun's
+ *                                                   chain (Slurm: scancel, sbatch --signal)
+ *   @@poprun-status TOKEN INSTANCE stopped SIGNO   its program stopped by itself as after SIGNO
+ *                                                   (exit 128+SIGNO: a peer's stop, agreed)
+ *
  * TOKEN is a random per-job hex string that poprun passes to the wrappers, so that a program's
  * own output cannot be mistaken for a report. The line is plain ASCII, short (one atomic write),
  * and travels through mpirun's I/O forwarding from any host. poprun finds it anywhere in a line,
@@ -26,12 +33,12 @@
  * poprun writes what follows "TOKEN " on its own stdout. */
 #define MARKER_OUT_PREFIX "@@poprun-out "
 
-enum marker_kind { MARKER_EXIT, MARKER_SIGNAL };
+enum marker_kind { MARKER_EXIT, MARKER_SIGNAL, MARKER_STOP, MARKER_STOPPED };
 
 struct marker {
     int instance;
     enum marker_kind kind;
-    int value; /* exit status or signal number */
+    int value; /* exit status or signal number (of the signal, for STOP and STOPPED) */
 };
 
 /* Formats the marker line, newline included, into BUF. Returns its length. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orted_agent.h"
 #include "words.h"
 
 static void push_int(struct strvec *argv, const char *opt, int v)
@@ -113,6 +114,18 @@ static void push_session_base(struct strvec *argv, const char *dir, const char *
     strvec_push(argv, dir);
 }
 
+/* Inside a Slurm allocation mpirun starts its daemons with srun, as job steps, and orted must
+ * outlive the SIGTERM Slurm gives a preempted step (orted_agent.h). The user's own agent wins. */
+static void push_launch_agent(struct strvec *argv, const char *self, const char *global)
+{
+    const char *env = getenv("OMPI_MCA_orte_launch_agent");
+    if (sets_mca(global, "orte_launch_agent") || (env && *env))
+        return;
+    strvec_push(argv, "--mca");
+    strvec_push(argv, "orte_launch_agent");
+    strvec_push_take(argv, xasprintf("%s %s", self, ORTED_AGENT_OPTION));
+}
+
 /* "-x NAME[=VALUE]" for every word of the -x list TEXT. */
 static int push_exports(struct strvec *argv, const char *text, char *err, size_t errlen)
 {
@@ -183,6 +196,8 @@ int mpirun_cmd_build(const struct mpirun_cmd *c, struct strvec *argv, char *err,
         strvec_push(argv, "--map-by");
         strvec_push(argv, "slot");
         push_keepalive(argv, c->opts->mpi_global_args);
+        if (c->slurm)
+            push_launch_agent(argv, c->self, c->opts->mpi_global_args);
     }
     if (c->opts->host_subnet)
         push_subnet(argv, c->opts->host_subnet, c->opts->mpi_global_args);

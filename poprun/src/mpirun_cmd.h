@@ -5,6 +5,7 @@
  *   mpirun [--allow-run-as-root] --oversubscribe --bind-to none
  *          [--mca orte_tmpdir_base /dev/shm/poprun-ID]     (on one host, unless the user set one)
  *          [--host h1:2,h2:2 --map-by slot]          (with -H/--hostfile: I/H slots per host)
+ *          [--mca orte_launch_agent "POPRUN --_orted"]  (across hosts in a Slurm allocation)
  *          [--mca btl_tcp_if_include S --mca oob_tcp_if_include S]      (--host-subnet S)
  *          [MPI-GLOBAL-ARGS...]
  *          -np I -x POPRUN_JOB_ID=ID [-x NAME[=VALUE]...] [MPI-LOCAL-ARGS...]
@@ -44,6 +45,7 @@ struct mpirun_cmd {
     const char *job_id;     /* the job's id (jobdir.h), passed on as POPRUN_JOB_ID */
     const char *job_dir;    /* the job's directory (jobdir.h): mpirun's session directory's base */
     const char *placement;  /* the wrappers' binding (placement.h): spreadcores, spreadnuma, NULL */
+    bool slurm;             /* inside a Slurm allocation (slurm.h): orted through orted_agent.h */
 };
 
 /* Appends the command line to ARGV. Returns 0, or -1 with a reason in ERR (bad quoting in

@@ -21,6 +21,17 @@ static bool names_failure(const struct outcome *o, const struct marker *m)
     return m->kind == MARKER_SIGNAL && o->failure.kind == MARKER_EXIT && !o->interrupt_sig;
 }
 
+/* A stop that did not come from poprun (marker.h): the first is remembered; one from outside
+ * wins over a program's own. */
+static void note_stop(struct outcome *o, const struct marker *m)
+{
+    if (o->stop_sig && (o->stop_outside || m->kind != MARKER_STOP))
+        return;
+    o->stop_sig = m->value;
+    o->stop_instance = m->instance;
+    o->stop_outside = m->kind == MARKER_STOP;
+}
+
 /* Takes a status marker out of LINE, remembering the failure it names. Returns whether LINE is
  * done with. */
 static bool take_marker(struct outcome *o, const char *line, size_t len)
@@ -29,13 +40,17 @@ static bool take_marker(struct outcome *o, const char *line, size_t len)
     size_t start, end;
     if (!marker_find(line, len, o->token, &m, &start, &end))
         return false;
-    if (m.instance >= 0 && m.instance < OUTCOME_INSTANCES_MAX)
+    if (m.kind == MARKER_STOP || m.kind == MARKER_STOPPED) {
+        note_stop(o, &m);
+        m.kind = MARKER_EXIT; /* no failure: the wrapper exits 0 */
+        m.value = 0;
+    } else if (m.instance >= 0 && m.instance < OUTCOME_INSTANCES_MAX)
         o->reported[m.instance / 8] |= (unsigned char)(1u << (m.instance % 8));
     if (m.kind == MARKER_EXIT && m.value == 2 && !o->usage_error) {
         o->usage_error = true;
         o->usage_instance = m.instance;
     }
-    if (names_failure(o, &m)) {
+    if (m.value != 0 && names_failure(o, &m)) {
         o->have_failure = true;
         o->failure = m;
     }
@@ -400,6 +415,26 @@ static const char *unreachable_host(const struct plan *p, const char *reason)
     return other ? other : p->hosts.n ? p->hosts.v[0] : "?";
 }
 
+/* The line of a job stopped by an instance's stop marker, not by a signal to poprun. */
+static int stop_status(const struct outcome *o, const struct plan *p, char *msg, size_t msglen)
+{
+    char sn[32];
+    int i = o->stop_instance;
+    const char *host = i >= 0 && i < p->num_instances ? p->hosts.v[p->inst[i].host] : "?";
+    signame(o->stop_sig, sn, sizeof(sn));
+    if (o->stop_outside)
+        snprintf(msg, msglen,
+                 "interrupted by %s, which instance %d (host %s) got from outside poprun; every "
+                 "instance was ended",
+                 sn, i, host);
+    else
+        snprintf(msg, msglen,
+                 "interrupted: instance %d (host %s) stopped as %s stops (exit %d); every "
+                 "instance was ended",
+                 i, host, sn, 128 + o->stop_sig);
+    return 128 + o->stop_sig;
+}
+
 int outcome_exit_status(const struct outcome *o, const struct plan *p, char *msg, size_t msglen)
 {
     char sn[32];
@@ -426,6 +461,8 @@ int outcome_exit_status(const struct outcome *o, const struct plan *p, char *msg
                  signame(o->interrupt_sig, sn, sizeof(sn)), o->graceful_timeout_s);
         return 128 + o->interrupt_sig;
     }
+    if (o->interrupt_sig && !o->signaled && o->stop_sig)
+        return stop_status(o, p, msg, msglen);
     if (o->interrupt_sig) {
         snprintf(msg, msglen, "interrupted by %s; every instance was ended",
                  signame(o->interrupt_sig, sn, sizeof(sn)));

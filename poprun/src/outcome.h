@@ -50,6 +50,13 @@ struct outcome {
     bool host_lost;
     char lost_node[NOTICE_NODE_MAX];
     int interrupt_sig;     /* the first SIGINT/SIGTERM/SIGHUP poprun received, or 0 */
+    bool signaled;         /* poprun itself received it (not only an instance's stop marker) */
+    /* A stop that did not come from poprun (marker.h): STOP_SIG, the first instance that got it
+     * from outside (STOP_OUTSIDE) or whose program stopped by itself; poprun then stops the
+     * job as if it had received STOP_SIG. */
+    int stop_sig;
+    int stop_instance;
+    bool stop_outside;
     bool graceful_expired; /* instances were still running after --graceful-timeout */
     bool mpirun_done;
     int mpirun_status; /* wait status of mpirun */
@@ -101,6 +108,10 @@ void outcome_filter_finish(struct outcome *o);
  *   "interrupted by SIGINT; every instance was ended"      -> 130
  *   "interrupted by SIGTERM; instances still running after --graceful-timeout 30 s were
  *    killed"                                               -> 143
+ *   "interrupted by SIGTERM, which instance 2 (host h2) got from outside poprun; every
+ *    instance was ended"                                   -> 143 (Slurm's scancel, --signal)
+ *   "interrupted: instance 0 (host h1) stopped as SIGTERM stops (exit 143); every instance
+ *    was ended"                                            -> 143 (a program's own stop)
  *   "host h2 is lost: mpirun lost contact with its daemon (instance 1 ran there)"
  *                                                          -> 1, or mpirun's non-zero status
  *   "cannot start instances on host 'h2': ssh: connect to host h2 port 22: Connection refused"

@@ -77,6 +77,18 @@ static void test_marker(void **state)
     assert_int_equal(got.kind, MARKER_EXIT);
     assert_int_equal(got.value, 42);
     assert_int_equal(start, strlen("[instance 1] half"));
+    /* The stops that did not come from poprun. */
+    struct marker stops[] = {{2, MARKER_STOP, 15}, {0, MARKER_STOPPED, 2}};
+    const char *const stop_lines[] = {"@@poprun-status tok 2 stop 15\n",
+                                      "@@poprun-status tok 0 stopped 2\n"};
+    for (int i = 0; i < 2; i++) {
+        n = marker_format(line, sizeof(line), "tok", &stops[i]);
+        assert_string_equal(line, stop_lines[i]);
+        assert_true(marker_find(line, n - 1, "tok", &got, &start, &end));
+        assert_int_equal(got.instance, stops[i].instance);
+        assert_int_equal(got.kind, stops[i].kind);
+        assert_int_equal(got.value, stops[i].value);
+    }
     const char *const bad[] = {
         "@@poprun-status other 3 exit 42", "@@poprun-status tok 3 exit",
         "@@poprun-status tok x exit 1",    "@@poprun-status tok 3 quit 1",

@@ -244,7 +244,7 @@ static void test_mpirun_argv(void **state)
     struct plan p;
     assert_int_equal(plan_build(&req, &t, &p, err, sizeof(err)), 0);
     struct mpirun_cmd cmd = {&o,   &p,   "mpirun",   "/opt/poprun", "abc123", "POD16",
-                             true, NULL, "job-0123", NULL,          NULL};
+                             true, NULL, "job-0123", NULL,          NULL,     false};
     struct strvec argv = STRVEC_INIT;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     char *line = words_join_quoted(&argv);
@@ -344,7 +344,7 @@ static void test_mpirun_session_base(void **state)
     assert_int_equal(plan_build(&local, &t, &p, err, sizeof(err)), 0);
     struct mpirun_cmd cmd = {&o,      &p,    "mpirun", "/opt/poprun", "abc123",
                              "M2000", false, NULL,     "job-0123",    "/dev/shm/poprun-job-0123",
-                             NULL};
+                             NULL,    false};
     const char *own = "--bind-to none --mca orte_tmpdir_base /dev/shm/poprun-job-0123 -np 2";
     struct strvec argv = STRVEC_INIT;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
@@ -383,6 +383,20 @@ static void test_mpirun_session_base(void **state)
     line = words_join_quoted(&argv);
     assert_non_null(strstr(line, "--host h1:1,h2:1"));
     assert_null(strstr(line, "orte_tmpdir_base"));
+    assert_null(strstr(line, "orte_launch_agent"));
+    free(line);
+    strvec_free(&argv);
+    /* In a Slurm allocation, orted through poprun's agent (orted_agent.h), unless the user's. */
+    cmd.slurm = true;
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+    line = words_join_quoted(&argv);
+    assert_non_null(strstr(line, "--mca orte_launch_agent '/opt/poprun --_orted' -np 2"));
+    free(line);
+    strvec_free(&argv);
+    o.mpi_global_args = xstrdup("--mca orte_launch_agent my-orted");
+    assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
+    line = words_join_quoted(&argv);
+    assert_null(strstr(line, "_orted"));
     free(line);
     strvec_free(&argv);
     strvec_free(&hosts);

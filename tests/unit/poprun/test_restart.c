@@ -164,6 +164,46 @@ static void test_graceful(void **state)
     strvec_free(&hosts);
 }
 
+/* A stop that did not come from poprun (marker.h): from outside (Slurm signalled a step), or a
+ * program's own (train stops with its peers): no failure, and the job ends as interrupted. */
+static void test_outside_stop(void **state)
+{
+    (void)state;
+    struct plan p;
+    struct strvec hosts = STRVEC_INIT;
+    make_plan(&p, &hosts);
+    char msg[256];
+    struct sink s = {{0}, 0};
+    struct outcome o = {.token = "tok", .emit = collect, .emit_ctx = &s};
+    feed(&o, (const char *const[]){"@@poprun-status tok 0 stopped 15",
+                                   "[instance 1] x@@poprun-status tok 2 stop 15", NULL});
+    assert_string_equal(s.buf, "[instance 1] x|");
+    assert_false(o.have_failure);
+    assert_int_equal(o.stop_sig, SIGTERM);
+    assert_int_equal(o.stop_instance, 2); /* one from outside wins over a program's own */
+    assert_true(o.stop_outside);
+    feed(&o, (const char *const[]){"@@poprun-status tok 3 stop 2", NULL});
+    assert_int_equal(o.stop_instance, 2); /* the first from outside stays */
+    o.interrupt_sig = o.stop_sig;         /* launch.c stops the job with it */
+    assert_int_equal(outcome_exit_status(&o, &p, msg, sizeof(msg)), 143);
+    assert_string_equal(msg, "interrupted by SIGTERM, which instance 2 (host h2) got from outside "
+                             "poprun; every instance was ended");
+    assert_false(restart_wanted(&o, 143));
+    o.stop_outside = false;
+    o.stop_instance = 0;
+    assert_int_equal(outcome_exit_status(&o, &p, msg, sizeof(msg)), 143);
+    assert_string_equal(msg, "interrupted: instance 0 (host h1) stopped as SIGTERM stops (exit "
+                             "143); every instance was ended");
+    o.signaled = true; /* poprun had the signal itself too (scancel signals every step) */
+    assert_int_equal(outcome_exit_status(&o, &p, msg, sizeof(msg)), 143);
+    assert_string_equal(msg, "interrupted by SIGTERM; every instance was ended");
+    /* A failure still wins. */
+    feed(&o, (const char *const[]){"@@poprun-status tok 1 exit 3", NULL});
+    assert_int_equal(outcome_exit_status(&o, &p, msg, sizeof(msg)), 3);
+    plan_free(&p);
+    strvec_free(&hosts);
+}
+
 /* An instance's status 2 stops the restarts also when another instance, failing because of it,
  * was reported first (train's "cannot resume" on instance 0, its peers' exit 1). */
 static void test_usage_not_first(void **state)
@@ -307,8 +347,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lost_node_parse), cmocka_unit_test(test_lost_host),
-        cmocka_unit_test(test_graceful),        cmocka_unit_test(test_options),
-        cmocka_unit_test(test_restart_loop),    cmocka_unit_test(test_usage_not_first),
+        cmocka_unit_test(test_graceful),        cmocka_unit_test(test_outside_stop),
+        cmocka_unit_test(test_options),         cmocka_unit_test(test_restart_loop),
+        cmocka_unit_test(test_usage_not_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
