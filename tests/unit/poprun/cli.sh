@@ -48,6 +48,44 @@ expect_usage_error "malformed host list" "malformed host list 'h[1-': missing ']
   -H 'h[1-' "$PROBE"
 expect_usage_error "host list letters" "malformed host list 'h[a-c]': unexpected 'a'" \
   --host 'h[a-c]' "$PROBE"
+
+# Inside a Slurm allocation: the variables as sbatch -N 2 --ntasks-per-node 2 sets them, and an
+# srun on PATH (a stand-in: mpirun would start its daemons with it; nothing runs here).
+mkdir -p "$tmp/slurm-bin" "$tmp/no-srun"
+printf '#!/bin/sh\nexit 1\n' >"$tmp/slurm-bin/srun"
+chmod 755 "$tmp/slurm-bin/srun"
+saved_path=$PATH
+export PATH="$tmp/slurm-bin:$PATH" SLURM_JOB_ID=12 SLURM_JOB_NODELIST='h[1-2]' SLURM_TASKS_PER_NODE='2(x2)'
+expect_usage_error "allocation too small" \
+  "8 instances exceed the 4 tasks of Slurm allocation 12 (SLURM_TASKS_PER_NODE=2(x2) on h[1-2]): ask Slurm for more tasks (sbatch -n, --ntasks-per-node) or start fewer instances" \
+  --num-replicas 8 --num-instances 8 "$PROBE"
+expect_usage_error "host not allocated" "host h3 (-H) is not a node of Slurm allocation 12 (h[1-2])" \
+  -H h1,h3 --num-replicas 2 --num-instances 2 "$PROBE"
+expect_usage_error "uneven allocation" \
+  "3 instances cannot go to the nodes of Slurm allocation 12 the same number on each (SLURM_TASKS_PER_NODE=2(x2) on h[1-2]); name the hosts with -H, or ask for tasks that divide them" \
+  --num-replicas 3 --num-instances 3 "$PROBE"
+SLURM_JOB_NODELIST='h[1-' expect_usage_error "node list unparseable" \
+  "Slurm allocation 12: SLURM_JOB_NODELIST: malformed host list 'h[1-': missing ']'" "$PROBE"
+SLURM_TASKS_PER_NODE='2(x' expect_usage_error "tasks unparseable" \
+  "Slurm allocation 12: SLURM_TASKS_PER_NODE=2(x is not understood (expected counts such as 2 or 2(x3), separated by commas)" \
+  "$PROBE"
+printf '#!/bin/sh\nPATH=%s exec %s "$@"\n' "$tmp/no-srun" "$POPRUN" >"$tmp/poprun-no-srun"
+chmod 755 "$tmp/poprun-no-srun"
+POPRUN=$tmp/poprun-no-srun expect_usage_error "no srun" \
+  "SLURM_JOB_ID is set (Slurm allocation 12) but srun is not on PATH: mpirun starts its daemons on the nodes with srun (is Slurm installed?)" \
+  "$PROBE"
+# --dry-run shows the mapping: the allocation's line, then the instances on its nodes.
+run timeout 20 "$POPRUN" --dry-run --num-replicas 8 --num-instances 4 "$PROBE"
+if [ "$rc" -eq 0 ] &&
+  [ "$(head -1 "$tmp/out")" = "Slurm allocation 12: nodes h[1-2] (SLURM_JOB_NODELIST), tasks 2(x2) (SLURM_TASKS_PER_NODE)" ] &&
+  [ "$(awk '$1 ~ /^h[12]$/ && NF == 5 {printf "%s:%s ", $1, $3}' "$tmp/out")" = "h1:0 h1:1 h2:2 h2:3 " ] &&
+  grep -q -- "--host h1:2,h2:2 .*--mca orte_launch_agent '$POPRUN --_orted' " "$tmp/out"; then
+  ok "dry-run in an allocation"
+else
+  bad "dry-run in an allocation" "$(cat "$tmp/out" "$tmp/err")"
+fi
+export PATH=$saved_path
+unset SLURM_JOB_ID SLURM_JOB_NODELIST SLURM_TASKS_PER_NODE
 expect_usage_error "host and hostfile" "--host and --hostfile cannot be used together" \
   -H h1 --hostfile /dev/null "$PROBE"
 expect_usage_error "only-output range" "--only-output-from-instance 4 is out of range (4 instances)" \
