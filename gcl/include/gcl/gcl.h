@@ -81,7 +81,8 @@ typedef struct {
     const char *topology; /* simulated pod, a preset or a file (as GCL_TOPOLOGY) */
     int log_level;        /* a gcl_log_level_t (as GCL_LOG_LEVEL) */
     int mpi_world;        /* without POPDIST_* variables, a process started by plain mpirun
-                             (mpirun -np N PROGRAM) is one of N instances of one job, each with
+                             (mpirun -np N PROGRAM), or a task of an srun step (srun -n N
+                             --mpi=pmix PROGRAM), is one of N instances of one job, each with
                              num_replicas replicas (0 or 1, the default); -1: a job of its own */
 } gcl_config_t;
 

@@ -220,6 +220,7 @@ static const char *choose(struct poprun_options *o, const char *hosts, const cha
     return got;
 }
 
+/* This host alone, distinct hosts, and namespace hosts of this machine. */
 static void test_placement(void **state)
 {
     (void)state;
@@ -247,7 +248,24 @@ static void test_placement(void **state)
     fclose(fopen(path, "w"));
     assert_null(choose(&o, "h[1-2]", dir, note, sizeof note));
     assert_non_null(strstr(note, "host h2 is a network namespace"));
-    /* The options win, in their order of precedence. */
+    options_free(&o);
+    char *cmd = malloc(strlen(dir) + 16);
+    sprintf(cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+}
+
+/* The options win over the hosts, in their order of precedence. */
+static void test_placement_options(void **state)
+{
+    (void)state;
+    struct poprun_options o;
+    char dir[] = "/tmp/poprun-netns-XXXXXX", note[512], path[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/h2", dir);
+    fclose(fopen(path, "w"));
+    options_init(&o);
+    unsetenv("OMPI_MCA_hwloc_base_binding_policy");
     o.process_placement = strdup("spreadcores");
     assert_string_equal(choose(&o, "h[1-2]", dir, note, sizeof note), "spreadcores");
     free(o.process_placement);
@@ -287,9 +305,13 @@ static void test_placement(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),    cmocka_unit_test(test_parse_errors),
-        cmocka_unit_test(test_pick),     cmocka_unit_test(test_check),
-        cmocka_unit_test(test_from_env), cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_pick),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_from_env),
+        cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_placement_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
