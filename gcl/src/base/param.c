@@ -51,9 +51,10 @@ static const param_def_t params[] = {
     {"GCL_STALL_WARN_S", "60", P_DOUBLE, OFF(stall_warn_s), 0.001, 1e9, NULL, 0,
      "seconds of waiting after which a warning names the replicas that have not arrived"},
     {"GCL_SPIN_COUNT", "-1", P_LONG, OFF(spin_count), -1, 1e8, NULL, 0,
-     "polls a waiting IPU thread makes before it sleeps on a futex; -1: 2000 when the host has "
-     "a core per IPU thread (of the cores this process may run on), else 0 (spinning only "
-     "steals the core a peer needs)"},
+     "polls a waiting IPU thread makes before it sleeps on a futex; -1: 2000 when the IPU "
+     "threads that may run on this process's cores (its own, and those of the host's instances "
+     "bound to cores it shares) have a core each, else 0 (spinning only steals the core a peer "
+     "needs)"},
     {"GCL_SHM_CHUNK_BYTES", "262144", P_LONG, OFF(shm_chunk_bytes), 4096, 1 << 30, NULL, 0,
      "bytes per staging chunk of the shared-memory transport (messages are pipelined in them)"},
     {"GCL_SHM_CHUNKS", "16", P_LONG, OFF(shm_chunks), 1, 64, NULL, 0,

@@ -71,6 +71,31 @@ static int usable_cores(void)
     return online > 0 ? (int)online : 1;
 }
 
+/* The IPU threads of this host that may run on this process's cores: its own, and those of
+ * every other instance of the host whose affinity meets this one's. poprun binds each instance
+ * of a host to cores of its own when they fit (placement.h): two instances on one core each of
+ * two then share none, and each may spin on its own core; unbound, every instance shares every
+ * core. An instance whose affinity cannot be read (another pid namespace) counts as sharing. */
+static int ipus_on_my_cores(const gcl_job_t *j)
+{
+    cpu_set_t mine, theirs, both;
+    int n = 0, have = sched_getaffinity(0, sizeof mine, &mine) == 0;
+    const gcl_peer_info_t *me = &j->peers[j->instance_index];
+    for (int i = 0; i < j->num_instances; i++) {
+        const gcl_peer_info_t *p = &j->peers[i];
+        if (strcmp(p->hostid, me->hostid) != 0)
+            continue;
+        int shares = 1;
+        if (i != j->instance_index && have &&
+            sched_getaffinity((pid_t)p->pid, sizeof theirs, &theirs) == 0) {
+            CPU_AND(&both, &mine, &theirs);
+            shares = CPU_COUNT(&both) > 0;
+        }
+        n += shares ? p->num_local_replicas * j->ipus_per_replica : 0;
+    }
+    return n;
+}
+
 static gcl_status_t setup_hostbox(struct gcl_instance *inst)
 {
     const gcl_params_t *p = &inst->params;
@@ -241,16 +266,18 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *config)
     GCL_CHECK(agree(inst, gcl_transports_init(&tw)));
     GCL_CHECK(agree(inst, gcl_ctrl_start(&inst->params, &inst->job, inst->boot, &inst->host.hb,
                                          inst->host.token, &inst->ctrl, &inst->err)));
-    inst->host.crowded = inst->host.hb.num_ipus > usable_cores();
+    int threads = ipus_on_my_cores(&inst->job), cores = usable_cores();
+    inst->host.crowded = threads > cores;
     if (inst->params.spin_count < 0)
         inst->params.spin_count = inst->host.crowded ? 0 : 2000;
     GCL_INFO(GCL_SUB_INIT,
              "instance %d of %d: replicas %d..%d of %d, %d IPU(s) each, host %d of %d, "
-             "bootstrap %s",
+             "bootstrap %s; %d IPU thread(s) of the host may run on its %d core(s): a wait "
+             "spins %ld times",
              inst->job.instance_index, inst->job.num_instances, inst->pd.replica_offset,
              inst->pd.replica_offset + inst->pd.num_local_replicas - 1, inst->job.num_replicas,
              inst->job.ipus_per_replica, inst->job.host_index, inst->job.num_hosts,
-             inst->boot->name);
+             inst->boot->name, threads, cores, inst->params.spin_count);
     return GCL_OK;
 }
 

@@ -158,8 +158,9 @@ typedef struct {
     uint8_t token[16];    /* random per job, secret: proves a peer belongs to the job */
     uint8_t nonce[8];     /* random per job, public: names the shared-memory segments */
     int cma;              /* processes of a host may read and write each other's memory */
-    int crowded;          /* more IPU threads on the host than cores this process may use: a
-                           * thread that waits gives its core away (gcl_instance_open) */
+    int crowded;          /* more IPU threads of the host may run on this process's cores
+                           * than it has: a thread that waits gives its core away
+                           * (gcl_instance_open) */
     gcl_peer_maps_t maps; /* other processes' IPU memory mapped here */
 } gcl_host_t;
 
