@@ -14,11 +14,11 @@
  *   (open-mpi/ompi#5902), once suppressed in tests/faults/valgrind.supp.
  * So the bootstrap leaves the tcp BTL out (btl=self,vader): on one host, where OpenMPI's
  * launcher says every rank of the job is local (OMPI_COMM_WORLD_LOCAL_SIZE equals
- * OMPI_COMM_WORLD_SIZE), shared memory carries it; across hosts, when libfabric offers
- * OpenMPI's ofi MTL a provider of tagged reliable datagrams, OpenMPI's cm PML carries it over
- * libfabric (pml=cm). No port for a stranger to hold, no thread, no freed memory read. Where
- * neither holds, or the user chose the BTLs (OMPI_MCA_btl), the tcp BTL stays and runs its
- * progress thread, as before.
+ * OMPI_COMM_WORLD_SIZE; for an srun step, SLURM_STEP_NUM_NODES is 1), shared memory carries
+ * it; across hosts, when libfabric offers OpenMPI's ofi MTL a provider of tagged reliable
+ * datagrams, OpenMPI's cm PML carries it over libfabric (pml=cm). No port for a stranger to
+ * hold, no thread, no freed memory read. Where neither holds, or the user chose the BTLs
+ * (OMPI_MCA_btl), the tcp BTL stays and runs its progress thread, as before.
  *
  * Where the mpi transport carries the job's messages, OpenMPI's ob1 PML is asked for: its cm
  * PML over libfabric lost messages under load (of 12 runs of allreduce-check over 4 instances
@@ -33,10 +33,14 @@
 #include <rdma/fabric.h>
 #endif
 
-/* Whether OpenMPI's launcher put every rank of the job on this host. */
+/* Whether OpenMPI's launcher put every rank of the job on this host; or, for the tasks of an
+ * srun step (which OpenMPI's variables name only after MPI_Init), Slurm's. */
 static int one_host(void)
 {
     const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE"), *all = getenv("OMPI_COMM_WORLD_SIZE");
+    const char *nodes = getenv("SLURM_STEP_NUM_NODES");
+    if (!all && getenv("SLURM_STEP_ID") && nodes)
+        return atoi(nodes) == 1;
     return local && all && atoi(local) > 0 && atoi(local) == atoi(all);
 }
 
