@@ -6,8 +6,9 @@
 # after the cluster is gone checks that nothing of it is left (processes, namespaces, state
 # directory, cgroup directories).
 #   quick      srun -N 2 -n 4 --mpi=pmix: one job of 4 instances, 2 on each node (default tier)
-#   sbatch     sbatch -N 2 --ntasks-per-node 2, poprun without -H: the instances on the
-#              allocated nodes (--print-topology), weights bitwise those of poprun on one host
+#   sbatch     sbatch --wait job.sh (#SBATCH -N 2 --ntasks-per-node 2), poprun without -H: the
+#              instances on the allocated nodes (--print-topology), weights bitwise those of
+#              poprun on one host
 #   srun       srun -N 2 -n 4 --mpi=pmix train: weights bitwise those of poprun on one host;
 #              srun --mpi=pmi2 and --mpi=none refused in one line
 #   scancel    scancel of a batch job running poprun and of an srun job: checkpoint, exit 143
@@ -81,10 +82,11 @@ reference() { # REPLICAS INSTANCES WEIGHTS ARGS...
 inside_sbatch() {
   cat >"$W/job.sh" <<EOF
 #!/bin/sh
+#SBATCH -N 2 --ntasks-per-node 2
 exec "$poprun" --print-topology --num-replicas 8 --num-instances 4 "$train" ${train_args[*]} --max-steps 40 --save-weights "$W/sbatch.w"
 EOF
   chmod +x "$W/job.sh"
-  sbatch --wait -N 2 --ntasks-per-node 2 -o "$W/sbatch.out" "$W/job.sh" >/dev/null ||
+  sbatch --wait -o "$W/sbatch.out" "$W/job.sh" >/dev/null ||
     fail "sbatch --wait failed: $(tail -5 "$W/sbatch.out")"
   grep -q "^Slurm allocation [0-9]*: nodes h\[1-2\] (SLURM_JOB_NODELIST), tasks 2(x2) (SLURM_TASKS_PER_NODE)$" "$W/sbatch.out" ||
     fail "no allocation line: $(head -5 "$W/sbatch.out")"
