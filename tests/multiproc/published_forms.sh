@@ -84,9 +84,11 @@ if [ "$MODE" = local ]; then
   fi
 else
   hosts=${NETNS_CLUSTER_HOSTS:?run inside scripts/netns-cluster 4}
-  # The POD64 form, over four namespace hosts.
+  # The POD64 form, over four namespace hosts (which share this machine's cores: poprun says
+  # once that it binds nothing).
+  unbound="poprun: instances are not bound to cores: hosts ${hosts//,/, } are network namespaces of this machine, whose cores they share (--process-placement spreadcores binds anyway)"
   form "POD64 form on $hosts" 4 "job: 16 replicas x 1 IPU = 16 IPUs; 4 instances on 4 hosts" \
-    "$(vipu vipu-server-host vipu-server-timeout vipu-partition update-partition reset-partition)"$'\n' \
+    "$(vipu vipu-server-host vipu-server-timeout vipu-partition update-partition reset-partition)"$'\n'"$unbound"$'\n' \
     -vv --host "$hosts" --num-instances 4 --num-replicas 16 --ipus-per-replica 1 \
     --update-partition=no --reset-partition=no --vipu-server-timeout 300 \
     --vipu-server-host "h1" --vipu-partition=p64 --mpi-global-args="$NETNS_CLUSTER_MPI_ARGS" \

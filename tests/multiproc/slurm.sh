@@ -52,7 +52,7 @@ wait_job() {
   return 1
 }
 
-job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+job_field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | awk 'NR == 1'; }
 
 train_args=(--progress plain --log-every 50 --train-samples 16384 --test-samples 1000)
 
@@ -151,7 +151,7 @@ inside_scancel() {
     --checkpoint-every 50 >"$W/srun-cancel.out" 2>&1 &
   local sp=$!
   wait_file "$W/srun.ckpt" 120 || fail "no srun checkpoint within 120 s"
-  scancel "$(squeue -h -o %i -n train | head -1)"
+  scancel "$(squeue -h -o %i -n train | awk 'NR == 1')"
   wait "$sp"
   local rc=$?
   [ $rc = 143 ] || fail "srun exited $rc after scancel, not 143: $(tail -3 "$W/srun-cancel.out")"
@@ -196,7 +196,7 @@ EOF
     fail "the second run did not resume: $(grep -v epoch "$W/requeue.out" | tail -5)"
   reference 4 4 "$W/ref.w" --max-steps $steps
   cmp -s "$W/requeue.w" "$W/ref.w" || fail "the requeued run's weights differ from an uninterrupted run's"
-  ok "sbatch --requeue, scontrol requeue: resumed from $(grep -o 'resuming from [^ ]*' "$W/requeue.out" | head -1 | sed 's/.*\///'), weights bitwise those of an uninterrupted run"
+  ok "sbatch --requeue, scontrol requeue: resumed from $(grep -o 'resuming from [^ ]*' "$W/requeue.out" | awk 'NR == 1' | sed 's/.*\///'), weights bitwise those of an uninterrupted run"
 }
 
 # Node h2 dies: every process of its namespace is killed, its slurmd with them.
@@ -272,7 +272,7 @@ run_cluster() { # CASE
   local left
   left=$(ps -eo stat=,args= | grep -F -e "$dir" -e "$id-" | grep -v '^Z' | grep -v grep)
   [ -z "$left" ] || fail "processes left: $left"
-  ! ip netns list | grep -q "^$id-" || fail "namespaces left: $(ip netns list | grep "^$id-")"
+  ! ip netns list | grep "^$id-" >/dev/null || fail "namespaces left: $(ip netns list | grep "^$id-")"
   [ ! -e "$dir" ] || fail "state directory $dir left"
   [ -z "$(find /sys/fs/cgroup -maxdepth 2 -name 'slurm_h[0-9]*' 2>/dev/null)" ] ||
     fail "cgroup directories left: $(find /sys/fs/cgroup -maxdepth 2 -name 'slurm_h[0-9]*')"
