@@ -156,7 +156,8 @@ for name in "${cases[@]}"; do
     set -e
     if [ "$name" = mpirun-kill ]; then
       expect_rc "$name: poprun's status" 137
-      if [ "$(cat "$tmp/err")" = "poprun: mpirun was killed by signal 9 (SIGKILL)" ]; then
+      # (On namespace hosts poprun first says once that it binds nothing.)
+      if [ "$(grep -v '^poprun: instances are not bound to cores: ' "$tmp/err")" = "poprun: mpirun was killed by signal 9 (SIGKILL)" ]; then
         ok "$name: one line says so"
       else
         bad "$name: message" "$(cat "$tmp/err")"
