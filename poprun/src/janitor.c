@@ -95,7 +95,14 @@ void janitor_done(struct janitor *jn)
     pid_t done = JANITOR_DONE;
     if (jn->fd < 0)
         return;
+    /* The janitor may be gone already: Slurm's scancel signals every process of the job's
+     * batch step, the janitor too, and this write then must not end poprun with SIGPIPE (its
+     * exit status would be the signal's, not the job's 143). */
+    struct sigaction ignore = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old);
     (void)!write(jn->fd, &done, sizeof(done));
+    sigaction(SIGPIPE, &old, NULL);
     close(jn->fd);
     jn->fd = -1;
     /* It exits at once; reaped here so that poprun leaves no zombie while it ends. */
