@@ -10,10 +10,10 @@
 
 static const char *const usage_text =
     "usage: train [options]\n"
-    "  Trains an MLP on Fashion-MNIST, data-parallel over the replicas of the job and pipelined\n"
-    "  over the IPUs of each replica, and reports test accuracy, real throughput and the\n"
-    "  simulated step time on the pod. Run it under poprun:\n"
-    "    poprun --num-replicas 16 --num-instances 4 train\n"
+    "  Trains an MLP or a CNN on Fashion-MNIST, data-parallel over the replicas of the job and\n"
+    "  pipelined over the IPUs of each replica, and reports test accuracy, real throughput and\n"
+    "  the simulated step time on the pod. Run it under poprun:\n"
+    "    poprun --num-replicas 16 --num-instances 4 train --model cnn\n"
     "    poprun --num-replicas 2 --ipus-per-replica 2 train --pipeline-schedule gpipe\n"
     "  or alone, with --replicas and --ipus-per-replica. The MPI baseline (the same training,\n"
     "  gradients reduced with MPI_Allreduce, one replica per rank, nothing simulated):\n"
@@ -23,9 +23,18 @@ static const char *const usage_text =
     "                             (default /usr/share/datasets/fashion-mnist)\n"
     "  --train-samples N          use the first N training samples (default all)\n"
     "  --test-samples N           use the first N test samples (default all)\n"
-    "  --hidden LIST              hidden layer widths (default 256,128: 784-256-128-10)\n"
+    "  --model M                  mlp (default), cnn, or a model file: a CNN's layers as\n"
+    "                             --layers lists them, one or more a line, # comments\n"
+    "  --hidden LIST              the MLP's hidden layer widths (default 256,128:\n"
+    "                             784-256-128-10)\n"
+    "  --layers LIST              the CNN's layers before its dense layer to the classes\n"
+    "                             (implies --model cnn; default\n"
+    "                             conv:16:3,pool:2,conv:32:3,pool:2,dense:128): conv:C:K[:S[:P]]\n"
+    "                             a KxK convolution to C channels, stride S (1), padding P\n"
+    "                             (K/2), with a ReLU; pool:K[:S[:P]] KxK max pooling, stride S\n"
+    "                             (K), padding P (0); dense:N N outputs, with a ReLU\n"
     "training:\n"
-    "  --epochs N                 passes over the training data (default 30)\n"
+    "  --epochs N                 passes over the training data (default 30; cnn 12)\n"
     "  --max-steps N              stop after N steps; the learning-rate schedule still spans\n"
     "                             --epochs (default: no limit)\n"
     "  --batch-size N             samples per micro-batch and replica (default 32)\n"
@@ -105,6 +114,8 @@ static const arg_def_t defs[] = {
     {"--step-log", A_STR, O(step_log), 0, 0},
     {"--log-every", A_LONG, O(log_every), 1, 1e12},
     {"--hidden", A_SPECIAL, 0, 0, 0},
+    {"--model", A_SPECIAL, 0, 0, 0},
+    {"--layers", A_SPECIAL, 0, 0, 0},
     {"--optimizer", A_SPECIAL, 0, 0, 0},
     {"--lr-schedule", A_SPECIAL, 0, 0, 0},
     {"--seed", A_SPECIAL, 0, 0, 0},
@@ -193,10 +204,46 @@ static int parse_fault(const char *val, train_opts_t *o)
                "diverge:R or hold-after-step:N");
 }
 
+/* --model NAME or a model file: the file's text is the CNN's layer list. */
+static int parse_model(const char *val, train_opts_t *o)
+{
+    static char text[65536];
+    static char source[4200];
+    o->model = model_find(val);
+    if (o->model) {
+        o->model_opts.layers = NULL;
+        return 0;
+    }
+    FILE *f = fopen(val, "r");
+    if (!f) {
+        char want[4300];
+        snprintf(want, sizeof want, "mlp, cnn or a model file (%s)", strerror(errno));
+        return bad("--model", val, want);
+    }
+    size_t n = fread(text, 1, sizeof text, f);
+    int err = ferror(f);
+    fclose(f);
+    if (err || n == sizeof text || memchr(text, '\0', n))
+        return bad("--model", val, "a model file: text of less than 64 KiB");
+    text[n] = '\0';
+    snprintf(source, sizeof source, "model file %s", val);
+    o->model = &model_cnn;
+    o->model_opts.layers = text;
+    o->model_opts.source = source;
+    return 0;
+}
+
 static int parse_special(const char *opt, const char *val, train_opts_t *o)
 {
     if (!strcmp(opt, "--hidden"))
         return parse_hidden(val, o);
+    if (!strcmp(opt, "--model"))
+        return parse_model(val, o);
+    if (!strcmp(opt, "--layers")) {
+        o->model_opts.layers = val;
+        o->model_opts.source = "--layers";
+        return 0;
+    }
     if (!strcmp(opt, "--fault"))
         return parse_fault(val, o);
     if (!strcmp(opt, "--optimizer")) {
@@ -241,6 +288,7 @@ static void set_defaults(train_opts_t *o)
 {
     memset(o, 0, sizeof *o);
     o->data_dir = "/usr/share/datasets/fashion-mnist";
+    o->model = &model_mlp;
     o->hidden[0] = 256;
     o->hidden[1] = 128;
     o->nhidden = 2;
@@ -284,10 +332,47 @@ static int apply(const arg_def_t *d, const char *val, train_opts_t *o)
     return 0;
 }
 
+/* The model's options agree with each other and name known layers (their shapes are checked
+ * against the data's images later, job_model). Returns 0, or 2 after one line. */
+static int check_model(train_opts_t *o, int given_model, int given_hidden, int given_layers)
+{
+    const char *file = o->model_opts.source && strcmp(o->model_opts.source, "--layers")
+                           ? o->model_opts.source
+                           : NULL;
+    if (given_layers && file) {
+        fprintf(stderr, "train: --layers and a %s both name the CNN's layers: give one\n", file);
+        return 2;
+    }
+    if (given_layers && given_model && o->model != &model_cnn) {
+        fprintf(stderr,
+                "train: --layers lists a CNN's layers, but --model is %s (its widths are "
+                "--hidden)\n",
+                o->model->name);
+        return 2;
+    }
+    if (given_layers)
+        o->model = &model_cnn;
+    if (given_hidden && o->model != &model_mlp) {
+        fprintf(stderr, "train: --hidden sets the MLP's widths, but the model is a CNN (its "
+                        "layers are --layers or a model file)\n");
+        return 2;
+    }
+    o->model_opts.hidden = o->hidden;
+    o->model_opts.nhidden = o->nhidden;
+    model_spec_t spec;
+    char err[512];
+    if (o->model->describe(&o->model_opts, 1, 28, 28, 10, &spec, err, sizeof err)) {
+        fprintf(stderr, "train: %s\n", err);
+        return 2;
+    }
+    return 0;
+}
+
 int train_parse_args(int argc, char **argv, train_opts_t *o)
 {
     set_defaults(o);
-    int lr_given = 0;
+    int rc;
+    int lr_given = 0, epochs_given = 0, model_given = 0, hidden_given = 0, layers_given = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(usage_text, stdout);
@@ -311,12 +396,21 @@ int train_parse_args(int argc, char **argv, train_opts_t *o)
         if (!val)
             val = argv[++i];
         lr_given |= !strcmp(d->name, "--lr");
-        int rc = apply(d, val, o);
+        epochs_given |= !strcmp(d->name, "--epochs");
+        model_given |= !strcmp(d->name, "--model");
+        hidden_given |= !strcmp(d->name, "--hidden");
+        layers_given |= !strcmp(d->name, "--layers");
+        rc = apply(d, val, o);
         if (rc)
             return rc;
     }
+    rc = check_model(o, model_given, hidden_given, layers_given);
+    if (rc)
+        return rc;
     if (!lr_given)
-        o->optim.lr = o->optim.kind == OPTIM_ADAM ? 0.001 : 0.05;
+        o->optim.lr = o->optim.kind == OPTIM_ADAM ? o->model->adam_lr : o->model->sgd_lr;
+    if (!epochs_given)
+        o->epochs = o->model->epochs;
     if (o->resume && !o->checkpoint_dir) {
         fprintf(stderr, "train: --resume needs --checkpoint DIR\n");
         return 2;

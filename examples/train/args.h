@@ -28,6 +28,8 @@ typedef enum {
 typedef struct {
     const char *data_dir;
     long train_samples, test_samples; /* 0: all */
+    const model_def_t *model;         /* --model mlp or cnn (a model file is a cnn's layers) */
+    model_opts_t model_opts;          /* --hidden, --layers or the model file's layers */
     int hidden[MODEL_MAX_LAYERS];
     int nhidden;
     int epochs;

@@ -67,9 +67,14 @@ static void header_fields(cursor_t *c, ckpt_meta_t *m, int write)
                      &m->train_samples};
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         io(c, u[i], 8);
-    uint32_t *w[] = {&m->replicas, &m->stages, &m->micro_batch, &m->accumulation};
+    uint32_t *w[] = {&m->replicas, &m->stages, &m->micro_batch, &m->accumulation,
+                     &m->in_c,     &m->in_h,   &m->in_w};
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
         io(c, w[i], 4);
+    io(c, m->kind, sizeof m->kind);
+    io(c, m->kernel, sizeof m->kernel);
+    io(c, m->stride, sizeof m->stride);
+    io(c, m->pad, sizeof m->pad);
 }
 
 #undef io
@@ -210,26 +215,96 @@ static int read_all(int fd, void *buf, size_t len)
     return 0;
 }
 
-/* Checks the header's fields against each other; -1 with ERR when they cannot be right. */
-static int check_meta(const ckpt_meta_t *m, char *err, size_t errlen)
+void ckpt_set_model(ckpt_meta_t *meta, const model_shape_t *shape)
 {
-    if (m->nstate > 2 || m->nlayers < 1 || m->nlayers > MODEL_MAX_LAYERS) {
-        snprintf(err, errlen, "implausible header (%u layers, %u state vectors)", m->nlayers,
-                 m->nstate);
+    const model_spec_t *s = &shape->spec;
+    int flat = !strcmp(model_title(s), "MLP");
+    meta->nlayers = (uint32_t)shape->nlayers;
+    for (int l = 0; l <= shape->nlayers; l++)
+        meta->dims[l] = (uint32_t)shape->dims[l];
+    meta->in_c = flat ? 0 : (uint32_t)s->c;
+    meta->in_h = flat ? 0 : (uint32_t)s->h;
+    meta->in_w = flat ? 0 : (uint32_t)s->w;
+    for (int l = 0; l < shape->nlayers; l++) {
+        meta->kind[l] = (uint16_t)s->layer[l].kind;
+        meta->kernel[l] = (uint16_t)s->layer[l].kernel;
+        meta->stride[l] = (uint16_t)s->layer[l].stride;
+        meta->pad[l] = (uint16_t)s->layer[l].pad;
+    }
+}
+
+int ckpt_model(const ckpt_meta_t *m, model_shape_t *shape, char *err, size_t errlen)
+{
+    if (m->nlayers < 1 || m->nlayers > MODEL_MAX_LAYERS) {
+        snprintf(err, errlen, "implausible header (%u layers)", m->nlayers);
         return -1;
     }
-    /* Dimensions fit model.h's int, so each layer's count fits 63 bits and their sum (at most
-     * 16 of them) 64; the parameter count is capped where the file size still fits in 64 bits
-     * (and in any file system), so ckpt_file_bytes cannot overflow. */
-    uint64_t n = 0;
     for (uint32_t l = 0; l <= m->nlayers; l++) {
         if (m->dims[l] < 1 || m->dims[l] > CKPT_MAX_DIM) {
             snprintf(err, errlen, "implausible header (layer width %u)", m->dims[l]);
             return -1;
         }
     }
-    for (uint32_t l = 0; l < m->nlayers; l++)
-        n += (uint64_t)m->dims[l + 1] * ((uint64_t)m->dims[l] + 1);
+    model_spec_t spec = {
+        .c = (int)m->in_c, .h = (int)m->in_h, .w = (int)m->in_w, .nlayers = (int)m->nlayers};
+    if (m->in_c == 0) /* an MLP: its input as one row */
+        spec.c = spec.h = 1, spec.w = (int)m->dims[0];
+    if ((uint64_t)spec.c * spec.h * spec.w != m->dims[0]) {
+        snprintf(err, errlen, "implausible header (a %ux%ux%u input of %u values)", m->in_h,
+                 m->in_w, m->in_c, m->dims[0]);
+        return -1;
+    }
+    /* Each layer's outputs from its kind and the values after it: a convolution's channels are
+     * those values over its output pixels, which the layers before it give. */
+    int h = spec.h, w = spec.w;
+    for (uint32_t l = 0; l < m->nlayers; l++) {
+        layer_spec_t *s = &spec.layer[l];
+        *s = (layer_spec_t){(layer_kind_t)m->kind[l], (int)m->dims[l + 1], m->kernel[l],
+                            m->stride[l], m->pad[l]};
+        if (s->kind == LAYER_DENSE) {
+            h = w = 1;
+            continue;
+        }
+        conv_geom_t g = {.h = h, .w = w, .kernel = s->kernel, .stride = s->stride, .pad = s->pad};
+        conv_geom_finish(&g);
+        if (s->kind != LAYER_CONV && s->kind != LAYER_POOL) {
+            snprintf(err, errlen, "implausible header (layer %u of kind %u)", l + 1, m->kind[l]);
+            return -1;
+        }
+        s->out =
+            s->kind == LAYER_CONV && g.oh > 0 ? (int)(m->dims[l + 1] / (uint32_t)(g.oh * g.ow)) : 0;
+        h = g.oh, w = g.ow;
+    }
+    char why[400];
+    if (model_shape_build(shape, &spec, why, sizeof why)) {
+        snprintf(err, errlen, "implausible header (%s)", why);
+        return -1;
+    }
+    for (uint32_t l = 0; l <= m->nlayers; l++) {
+        if ((uint32_t)shape->dims[l] != m->dims[l]) {
+            snprintf(err, errlen, "implausible header (layer %u: %u values, its window makes %d)",
+                     l, m->dims[l], shape->dims[l]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Checks the header's fields against each other; -1 with ERR when they cannot be right. */
+static int check_meta(const ckpt_meta_t *m, char *err, size_t errlen)
+{
+    if (m->nstate > 2) {
+        snprintf(err, errlen, "implausible header (%u layers, %u state vectors)", m->nlayers,
+                 m->nstate);
+        return -1;
+    }
+    /* Values per sample fit 24 bits and weights per layer 34 (model_shape_build), so their sum
+     * over at most 16 layers fits 64 bits; the parameter count is capped where the file size
+     * still fits in 64 bits (and in any file system), so ckpt_file_bytes cannot overflow. */
+    model_shape_t shape;
+    if (ckpt_model(m, &shape, err, errlen))
+        return -1;
+    uint64_t n = model_params(&shape);
     if (n > CKPT_MAX_PARAMS) {
         snprintf(err, errlen, "implausible header (%llu parameters)", (unsigned long long)n);
         return -1;
@@ -325,11 +400,21 @@ void ckpt_free(ckpt_t *c)
     c->data = NULL;
 }
 
+int ckpt_same_model(const ckpt_meta_t *a, const ckpt_meta_t *b)
+{
+    return a->nlayers == b->nlayers && !memcmp(a->dims, b->dims, sizeof a->dims) &&
+           a->in_c == b->in_c && a->in_h == b->in_h && a->in_w == b->in_w &&
+           !memcmp(a->kind, b->kind, sizeof a->kind) &&
+           !memcmp(a->kernel, b->kernel, sizeof a->kernel) &&
+           !memcmp(a->stride, b->stride, sizeof a->stride) &&
+           !memcmp(a->pad, b->pad, sizeof a->pad);
+}
+
 int ckpt_compatible(const ckpt_meta_t *a, const ckpt_meta_t *b, char *err, size_t errlen)
 {
     const char *field = NULL;
-    if (a->nlayers != b->nlayers || memcmp(a->dims, b->dims, sizeof a->dims))
-        field = "model (--hidden, or the image size of the data)";
+    if (!ckpt_same_model(a, b))
+        field = "model (--model, --hidden, --layers, or the image size of the data)";
     else if (a->nstate != b->nstate || a->optimizer != b->optimizer)
         field = "--optimizer";
     else if (a->lr != b->lr || a->lr_schedule != b->lr_schedule ||

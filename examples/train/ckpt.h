@@ -3,7 +3,9 @@
  * out by layer so that it does not depend on the number of replicas or pipeline stages.
  *
  *   offset 0    "GCLTRAIN", u32 version, u32 header bytes (CKPT_HEADER_BYTES)
- *   offset 16   the header fields of ckpt_meta_t, little-endian, zero-padded
+ *   offset 16   the header fields of ckpt_meta_t, little-endian, zero-padded (the model's input
+ *               image and its layers' kinds and windows come last: a file written before
+ *               train had convolutions holds zeros there, which read as its MLP)
  *   header end  (1 + nstate) x nparams f32: the parameters, then each optimizer state vector
  *   last 4      CRC-32 (zlib's) of every byte before it
  *
@@ -41,12 +43,22 @@ typedef struct {
     uint64_t schedule_steps; /* the length of the learning-rate schedule */
     /* the layout that wrote it (informative: any layout may resume it) */
     uint32_t replicas, stages, micro_batch, accumulation;
+    /* fingerprint, continued: the input image (0 x 0 x 0: dims[0] values as they lie) and each
+     * layer's kind (model.h's layer_kind_t), kernel, stride and padding */
+    uint32_t in_c, in_h, in_w;
+    uint16_t kind[MODEL_MAX_LAYERS], kernel[MODEL_MAX_LAYERS], stride[MODEL_MAX_LAYERS],
+        pad[MODEL_MAX_LAYERS];
 } ckpt_meta_t;
 
 typedef struct {
     ckpt_meta_t meta;
     float *data; /* (1 + nstate) x nparams */
 } ckpt_t;
+
+/* Records SHAPE in META's model fields (nlayers, dims and the layers' kinds and windows). */
+void ckpt_set_model(ckpt_meta_t *meta, const model_shape_t *shape);
+/* The model META describes. Returns 0, or -1 with ERR when its fields do not make one. */
+int ckpt_model(const ckpt_meta_t *meta, model_shape_t *shape, char *err, size_t errlen);
 
 /* Bytes of a file holding META. */
 uint64_t ckpt_file_bytes(const ckpt_meta_t *meta);
@@ -61,6 +73,9 @@ int ckpt_write(const char *path, const ckpt_meta_t *meta, const float *data, cha
 /* Reads and verifies PATH. Returns 0, or -1 with ERR saying what is wrong. */
 int ckpt_read(const char *path, ckpt_t *out, char *err, size_t errlen);
 void ckpt_free(ckpt_t *c);
+
+/* 1 when A and B hold the same model (its layers and their shapes), else 0. */
+int ckpt_same_model(const ckpt_meta_t *a, const ckpt_meta_t *b);
 
 /* Whether a run with NOW may resume the checkpoint META. Returns 0, or -1 with ERR naming the
  * first field that differs. */

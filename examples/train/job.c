@@ -37,9 +37,7 @@ static void fill_meta(train_job_t *job)
     memset(m, 0, sizeof *m);
     m->nparams = model_params(&job->shape);
     m->nstate = (uint32_t)job->nstate;
-    m->nlayers = (uint32_t)job->shape.nlayers;
-    for (int l = 0; l <= job->shape.nlayers; l++)
-        m->dims[l] = (uint32_t)job->shape.dims[l];
+    ckpt_set_model(m, &job->shape);
     m->optimizer = o->optim.kind;
     m->lr_schedule = o->optim.schedule;
     m->grad_dtype = o->grad_dtype;
@@ -100,6 +98,18 @@ static int check_layout(train_job_t *job)
     return 0;
 }
 
+int job_model(const train_opts_t *o, const dataset_t *data, model_shape_t *shape)
+{
+    model_spec_t spec;
+    char err[1024];
+    if (o->model->describe(&o->model_opts, 1, data->train_x.rows, data->train_x.cols, data->classes,
+                           &spec, err, sizeof err) == 0 &&
+        model_shape_build(shape, &spec, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "train: %s\n", err);
+    return 2;
+}
+
 int job_init(train_job_t *job, const train_opts_t *o, const dataset_t *data, int replicas, int ipr,
              int bar)
 {
@@ -107,14 +117,15 @@ int job_init(train_job_t *job, const train_opts_t *o, const dataset_t *data, int
     job->o = o;
     job->progress_bar = bar;
     job->data = data;
-    model_shape_init(&job->shape, data->train_x.rows * data->train_x.cols, o->hidden, o->nhidden,
-                     data->classes);
+    int rc = job_model(o, data, &job->shape);
+    if (rc)
+        return rc;
     job->replicas = replicas;
     job->stages = ipr;
     job->micro = o->batch_size;
     job->accumulation = o->accumulation ? o->accumulation : ipr > 1 ? 2 * ipr : 1;
     job->global_batch = (long)replicas * job->accumulation * job->micro;
-    int rc = check_layout(job);
+    rc = check_layout(job);
     if (rc)
         return rc;
     model_split(&job->shape, job->stages, job->first);

@@ -11,6 +11,10 @@
 /* Reads the dataset of the options. Returns 0, or 1 after one line naming the file. */
 int job_load_data(const train_opts_t *o, dataset_t *data);
 
+/* The model of the options for the data's images. Returns 0, or 2 after one line naming the
+ * layer that does not fit (model_shape_build). */
+int job_model(const train_opts_t *o, const dataset_t *data, model_shape_t *shape);
+
 /* Lays out the job of REPLICAS replicas of IPR stages. Returns 0, or 2 after one line saying
  * which option does not fit (too many stages, too few micro-batches, a batch too large). */
 int job_init(train_job_t *job, const train_opts_t *o, const dataset_t *data, int replicas, int ipr,

@@ -23,6 +23,7 @@ typedef struct {
     float *act; /* one micro-batch: the input and every layer's output */
     float *layer[MODEL_MAX_LAYERS + 1];
     float *scratch[2]; /* input gradients of the hidden layers */
+    float *col;        /* the convolutions' im2col matrix (NULL without any) */
     uint8_t *labels;
     uint32_t *idx, *perm;
     long perm_epoch;

@@ -21,18 +21,19 @@ int mpi_replica_setup(mpi_replica_t *rp, train_job_t *job, MPI_Comm comm)
     MPI_Comm_size(comm, &rp->size);
     const model_shape_t *m = &job->shape;
     rp->np = model_params(m);
-    size_t act = 0, wmax = 0, b = (size_t)job->micro;
+    size_t act = 0, b = (size_t)job->micro, wmax = model_inner_values(m, 0, m->nlayers);
+    size_t col = model_col_floats(m, 0, m->nlayers, job->micro);
     for (int l = 0; l <= m->nlayers; l++)
         act += (size_t)m->dims[l] * b;
-    for (int l = 1; l < m->nlayers; l++)
-        wmax = (size_t)m->dims[l] > wmax ? (size_t)m->dims[l] : wmax;
     rp->state = calloc((1 + (size_t)job->nstate) * rp->np, sizeof(float));
     rp->grads = calloc(rp->np, sizeof(float));
     rp->act = calloc(act + 2 * b * wmax, sizeof(float));
+    rp->col = col ? malloc(col * sizeof(float)) : NULL;
     rp->labels = calloc(b, 1);
     rp->idx = calloc(b, sizeof *rp->idx);
     rp->perm = calloc((size_t)job->data->train_x.count, sizeof *rp->perm);
-    if (!rp->state || !rp->grads || !rp->act || !rp->labels || !rp->idx || !rp->perm) {
+    if (!rp->state || !rp->grads || !rp->act || !rp->labels || !rp->idx || !rp->perm ||
+        (col && !rp->col)) {
         fprintf(stderr, "train: rank %d: out of host memory\n", rp->rank);
         return 1;
     }
@@ -54,6 +55,7 @@ void mpi_replica_free(mpi_replica_t *rp)
     free(rp->state);
     free(rp->grads);
     free(rp->act);
+    free(rp->col);
     free(rp->labels);
     free(rp->idx);
     free(rp->perm);
@@ -64,12 +66,7 @@ void mpi_replica_free(mpi_replica_t *rp)
 static void forward(mpi_replica_t *rp, int rows)
 {
     const model_shape_t *m = &rp->job->shape;
-    for (int l = 0; l < m->nlayers; l++) {
-        const float *w = rp->state + m->offset[l];
-        int in = m->dims[l], out = m->dims[l + 1];
-        dense_forward(rp->layer[l], w, w + (size_t)in * out, rp->layer[l + 1], rows, in, out,
-                      l < m->nlayers - 1);
-    }
+    model_forward(m, 0, m->nlayers, rp->state, rp->layer, rows, rp->col);
 }
 
 static void forward_micro(mpi_replica_t *rp, long step, int mb)
@@ -99,18 +96,8 @@ static void forward_micro(mpi_replica_t *rp, long step, int mb)
 static void backward_micro(mpi_replica_t *rp)
 {
     const model_shape_t *m = &rp->job->shape;
-    int b = rp->job->micro;
-    float *dy = rp->layer[m->nlayers];
-    for (int l = m->nlayers - 1, t = 0; l >= 0; l--, t++) {
-        int in = m->dims[l], out = m->dims[l + 1];
-        if (l < m->nlayers - 1)
-            relu_backward(rp->layer[l + 1], dy, (size_t)b * out);
-        float *dx = l > 0 ? rp->scratch[t % 2] : NULL;
-        const float *w = rp->state + m->offset[l];
-        float *dw = rp->grads + m->offset[l];
-        dense_backward(rp->layer[l], w, dy, dw, dw + (size_t)in * out, dx, b, in, out);
-        dy = dx;
-    }
+    model_backward(m, 0, m->nlayers, rp->state, rp->layer, rp->layer[m->nlayers], rp->grads, NULL,
+                   rp->job->micro, rp->scratch, rp->col);
 }
 
 void mpi_replica_step(mpi_replica_t *rp, long step)

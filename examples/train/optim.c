@@ -70,8 +70,8 @@ void optim_update_layers(const optim_cfg_t *c, double lr, long step, const model
                          int l1, float *w, const float *g, float *s0, float *s1)
 {
     for (int l = l0; l < l1; l++) {
-        size_t off = m->offset[l] - m->offset[l0], nb = (size_t)m->dims[l + 1];
-        size_t nw = layer_params(m, l) - nb;
+        size_t off = m->offset[l] - m->offset[l0], nb = m->layer[l].nbias;
+        size_t nw = m->layer[l].nweights;
         float *t1 = s1 ? s1 + off : NULL;
         optim_update(c, lr, step, w + off, g + off, s0 + off, t1, nw, 1);
         optim_update(c, lr, step, w + off + nw, g + off + nw, s0 + off + nw, t1 ? t1 + nw : NULL,

@@ -11,29 +11,21 @@
 #include "optim.h"
 #include "pipe.h"
 
-static void model_text(const model_shape_t *m, char *buf, size_t len)
-{
-    size_t at = 0;
-    for (int l = 0; l <= m->nlayers && at < len; l++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%d", l ? "-" : "", m->dims[l]);
-}
-
 void report_banner(const train_job_t *job, const gcl_job_info_t *info)
 {
     const train_opts_t *o = job->o;
-    char model[256];
+    char model[1024];
     model_text(&job->shape, model, sizeof model);
     printf("train: %ld training and %ld test samples from %s\n", job->data->train_x.count,
            job->data->test_x.count, o->data_dir);
     if (o->backend == BACKEND_MPI)
-        printf("train: MLP %s (%zu parameters), %d replica%s, one per MPI rank (--backend mpi: "
+        printf("train: %s (%zu parameters), %d replica%s, one per MPI rank (--backend mpi: "
                "MPI_Allreduce, nothing simulated)\n",
                model, model_params(&job->shape), job->replicas, job->replicas > 1 ? "s" : "");
     else
-        printf("train: MLP %s (%zu parameters), %d replica%s x %d IPU%s over %d instance%s\n",
-               model, model_params(&job->shape), job->replicas, job->replicas > 1 ? "s" : "",
-               job->stages, job->stages > 1 ? "s" : "", info->num_instances,
-               info->num_instances > 1 ? "s" : "");
+        printf("train: %s (%zu parameters), %d replica%s x %d IPU%s over %d instance%s\n", model,
+               model_params(&job->shape), job->replicas, job->replicas > 1 ? "s" : "", job->stages,
+               job->stages > 1 ? "s" : "", info->num_instances, info->num_instances > 1 ? "s" : "");
     if (job->stages > 1) {
         printf("train: pipeline %s, %d micro-batches per step; stages hold layers",
                pipe_schedule_name(o->schedule), job->accumulation);
@@ -201,7 +193,21 @@ static void json_config(FILE *f, const train_job_t *job, const summary_t *s)
     fprintf(f, "],\n  \"model\": [");
     for (int l = 0; l <= job->shape.nlayers; l++)
         fprintf(f, "%s%d", l ? ", " : "", job->shape.dims[l]);
-    fprintf(f, "],\n  \"parameters\": %zu,\n", model_params(&job->shape));
+    fprintf(f, "],\n  \"model_name\": \"%s\",\n  \"layers\": [", o->model->name);
+    for (int l = 0; l < job->shape.nlayers; l++) {
+        static const char *const kinds[] = {"dense", "conv", "pool"};
+        const layer_t *y = &job->shape.layer[l];
+        char name[48];
+        layer_name(&job->shape, l, name, sizeof name);
+        fprintf(f,
+                "%s\n    {\"name\": \"%s\", \"kind\": \"%s\", \"h\": %d, \"w\": %d, \"c_in\": %d, "
+                "\"c_out\": %d, \"out_h\": %d, \"out_w\": %d, \"kernel\": %d, \"stride\": %d, "
+                "\"pad\": %d, \"relu\": %s, \"parameters\": %zu}",
+                l ? "," : "", name, kinds[y->kind], y->g.h, y->g.w, y->g.c, y->g.oc, y->g.oh,
+                y->g.ow, y->g.kernel, y->g.stride, y->g.pad, y->relu ? "true" : "false",
+                y->nweights + y->nbias);
+    }
+    fprintf(f, "\n  ],\n  \"parameters\": %zu,\n", model_params(&job->shape));
     fprintf(f, "  \"optimizer\": \"%s\",\n  \"lr\": %.17g,\n  \"lr_schedule\": \"%s\",\n",
             optim_name(o->optim.kind), o->optim.lr, lr_schedule_name(o->optim.schedule));
     fprintf(f, "  \"momentum\": %.17g,\n  \"weight_decay\": %.17g,\n  \"seed\": %llu,\n",

@@ -63,9 +63,7 @@ static gcl_status_t alloc_state(stage_t *st)
 static gcl_status_t alloc_activations(stage_t *st)
 {
     const int *dims = st->shape->dims, b = st->job->micro, nl = st->l1 - st->l0;
-    size_t per_slot = slot_floats(st), wmax = 0;
-    for (int l = st->l0 + 1; l < st->l1; l++)
-        wmax = (size_t)dims[l] > wmax ? (size_t)dims[l] : wmax;
+    size_t per_slot = slot_floats(st), wmax = model_inner_values(st->shape, st->l0, st->l1);
     float *acts, *dxs = NULL, *grads = NULL;
     GCL_CHECK(ipu_alloc(st, per_slot * st->nslots * sizeof(float), "activations", (void **)&acts));
     for (int s = 0; s < st->nslots; s++) {
@@ -103,11 +101,15 @@ static gcl_status_t alloc_host(stage_t *st)
     st->act_req = calloc((size_t)st->nslots, sizeof *st->act_req);
     st->dx_req = calloc((size_t)st->nslots, sizeof *st->dx_req);
     st->ops = calloc(2 * (size_t)G, sizeof *st->ops);
+    /* The convolutions' im2col matrix is how this host computes them (conv.c), not what the
+     * IPU would hold: host memory, outside the simulated SRAM. */
+    size_t col = model_col_floats(st->shape, st->l0, st->l1, st->job->micro);
+    st->col = col ? malloc(col * sizeof(float)) : NULL;
     st->labels = calloc((size_t)st->nslots * st->job->micro, 1);
     st->idx = calloc((size_t)st->job->micro, sizeof *st->idx);
     st->perm = malloc((size_t)st->job->data->train_x.count * sizeof *st->perm);
     if (!st->act || !st->dx || !st->act_req || !st->dx_req || !st->ops || !st->labels || !st->idx ||
-        !st->perm) {
+        !st->perm || (col && !st->col)) {
         train_fail(st->job, "replica %d IPU %d: out of host memory", st->replica, st->stage);
         return GCL_ERR_NO_HOST_MEMORY;
     }
@@ -129,6 +131,8 @@ gcl_status_t stage_setup(stage_t *st, gcl_ctx_t ctx, train_job_t *job)
     st->l1 = job->first[st->stage + 1];
     st->poff = st->shape->offset[st->l0];
     st->np = st->shape->offset[st->l1] - st->poff;
+    for (int l = st->l0; l < st->l1; l++)
+        st->tensors += (st->shape->layer[l].nweights > 0) + (st->shape->layer[l].nbias > 0);
     st->nslots = pipe_slots(job->o->schedule, st->stage, job->stages, job->accumulation);
     gcl_status_t rc = gcl_comm_create(ctx, gcl_group_all(), &st->comm);
     if (rc != GCL_OK) {
@@ -168,6 +172,7 @@ void stage_teardown(stage_t *st)
     free(st->act_req);
     free(st->dx_req);
     free(st->ops);
+    free(st->col);
     free(st->labels);
     free(st->idx);
     free(st->perm);

@@ -34,6 +34,7 @@ typedef struct {
     float **dx;   /* [slot]: gradient of the stage's input, sent upstream (stage > 0) */
     float *dy_in; /* gradient received from downstream (not on the last stage) */
     float *scratch[2];
+    float *col;      /* the convolutions' im2col matrix (host memory; NULL without any) */
     uint8_t *labels; /* [slot * micro]: labels of the micro-batches (last stage) */
     uint32_t *idx;   /* [micro]: samples of the current micro-batch */
     gcl_request_t *act_req, *dx_req;
@@ -47,6 +48,11 @@ typedef struct {
     /* Real time the step in flight has waited so far: inside the gradient all-reduce, and for
      * pipeline transfers (host-side waits, measured on this IPU's thread). */
     double wait_coll, wait_p2p;
+    int tensors; /* weight and bias tensors of its layers (pooling has none) */
+    /* Simulated time its training steps charged to each layer, forward [0] and backward [1]
+     * (the ReLU's with its layer's); evaluation is not counted. */
+    double sim_layer_s[2][MODEL_MAX_LAYERS];
+    int in_step;
     /* Simulated memory the stage allocated, by kind (bytes). Activations: what one micro-batch
      * needs; stash: the activations and input gradients of the other micro-batches in flight. */
     size_t mem_weights, mem_gradients, mem_optimizer, mem_activations, mem_stash;

@@ -16,28 +16,52 @@
 #include "half.h"
 #include "order.h"
 
-/* The simulated IPU's cost of the stage's work comes from libgcl's layer-level cost model
- * (gcl_charge_layer): each dense layer is a matmul layer in f32, its ReLU an elementwise one. */
-static void charge_dense(stage_t *st, const char *name, int rows, int in, int out, int relu,
-                         gcl_pass_t pass, int input_grad)
+/* A layer's shape as libgcl's layer-level cost model takes it (gcl_charge_layer), in f32: a dense
+ * layer as a matmul, a convolution as a convolution and pooling as pooling, as sim-step charges
+ * ResNet-50's; its ReLU as an elementwise layer. */
+static gcl_layer_t cost_layer(const model_shape_t *m, int l, const char *name)
 {
-    gcl_layer_t mm = GCL_LAYER_INIT, act = GCL_LAYER_INIT;
+    const layer_t *y = &m->layer[l];
+    gcl_layer_t c = GCL_LAYER_INIT;
+    c.name = name;
+    c.dtype = GCL_F32;
+    if (y->kind == LAYER_DENSE) {
+        c.in = y->g.c;
+        c.out = y->g.oc;
+        c.bias = 1;
+        return c;
+    }
+    c.type = y->kind == LAYER_CONV ? GCL_LAYER_CONV : GCL_LAYER_POOL;
+    c.h = y->g.h, c.w = y->g.w, c.c_in = y->g.c;
+    c.c_out = y->kind == LAYER_CONV ? y->g.oc : 0;
+    c.kernel = y->g.kernel, c.stride = y->g.stride, c.pad = y->g.pad;
+    c.bias = y->kind == LAYER_CONV;
+    return c;
+}
 
-    mm.name = name;
-    mm.dtype = GCL_F32;
-    mm.in = in;
-    mm.out = out;
-    mm.bias = 1;
-    mm.no_input_grad = !input_grad;
+/* Charges PASS of layer L (and its ReLU: after it forward, before it backward) for ROWS samples,
+ * and adds the simulated time to the layer's account (replica 0 reports it). INPUT_GRAD: the
+ * backward pass computes the gradient of the layer's input. */
+static void charge_layer(stage_t *st, int l, gcl_pass_t pass, int rows, int input_grad)
+{
+    char name[48], relu_name[64];
+    layer_name(st->shape, l, name, sizeof name);
+    snprintf(relu_name, sizeof relu_name, "%s relu", name);
+    gcl_layer_t c = cost_layer(st->shape, l, name), act = GCL_LAYER_INIT;
+    c.no_input_grad = !input_grad;
     act.type = GCL_LAYER_ELEMENTWISE;
-    act.name = name;
+    act.name = relu_name;
     act.dtype = GCL_F32;
-    act.values = out;
+    act.values = st->shape->dims[l + 1];
+    int relu = st->shape->layer[l].relu;
+    double t0 = gcl_sim_time(st->ctx);
     if (pass == GCL_PASS_BACKWARD && relu)
         gcl_charge_layer(st->ctx, &act, pass, rows);
-    gcl_charge_layer(st->ctx, &mm, pass, rows);
+    gcl_charge_layer(st->ctx, &c, pass, rows);
     if (pass == GCL_PASS_FORWARD && relu)
         gcl_charge_layer(st->ctx, &act, pass, rows);
+    if (st->in_step)
+        st->sim_layer_s[pass == GCL_PASS_BACKWARD][l] += gcl_sim_time(st->ctx) - t0;
 }
 
 /* Elementwise work over N f32 values (casts, zeroing), as one unit. */
@@ -74,14 +98,10 @@ static float *act(stage_t *st, int slot, int i)
 /* Forward through the stage's layers of ROWS rows in SLOT (its input already in place). */
 static void forward_layers(stage_t *st, int slot, int rows)
 {
-    const model_shape_t *m = st->shape;
-    for (int l = st->l0; l < st->l1; l++) {
-        int in = m->dims[l], out = m->dims[l + 1];
-        const float *w = st->params + (m->offset[l] - st->poff);
-        dense_forward(act(st, slot, l - st->l0), w, w + (size_t)in * out,
-                      act(st, slot, l - st->l0 + 1), rows, in, out, l < m->nlayers - 1);
-        charge_dense(st, "forward", rows, in, out, l < m->nlayers - 1, GCL_PASS_FORWARD, 1);
-    }
+    model_forward(st->shape, st->l0, st->l1, st->params, &st->act[slot * (st->l1 - st->l0 + 1)],
+                  rows, st->col);
+    for (int l = st->l0; l < st->l1; l++)
+        charge_layer(st, l, GCL_PASS_FORWARD, rows, 1);
 }
 
 /* The stage's input for ROWS rows into SLOT: images from the host on stage 0, activations from
@@ -177,19 +197,10 @@ static gcl_status_t backward_micro(stage_t *st, int m)
     GCL_CHECK(output_grad(st, slot, &dy));
     if (st->stage > 0)
         GCL_CHECK(stage_wait(st, &st->dx_req[slot]));
-    for (int l = st->l1 - 1, t = 0; l >= st->l0; l--, t++) {
-        int in = ms->dims[l], out = ms->dims[l + 1];
-        if (l < ms->nlayers - 1)
-            relu_backward(act(st, slot, l - st->l0 + 1), dy, (size_t)b * out);
-        float *dx = l > st->l0 ? st->scratch[t % 2] : st->stage > 0 ? st->dx[slot] : NULL;
-        size_t off = ms->offset[l] - st->poff;
-        const float *w = st->params + off;
-        dense_backward(act(st, slot, l - st->l0), w, dy, st->grads + off,
-                       st->grads + off + (size_t)in * out, dx, b, in, out);
-        charge_dense(st, "backward", b, in, out, l < ms->nlayers - 1, GCL_PASS_BACKWARD,
-                     dx != NULL);
-        dy = dx;
-    }
+    model_backward(ms, st->l0, st->l1, st->params, &st->act[slot * (st->l1 - st->l0 + 1)], dy,
+                   st->grads, st->stage > 0 ? st->dx[slot] : NULL, b, st->scratch, st->col);
+    for (int l = st->l1 - 1; l >= st->l0; l--)
+        charge_layer(st, l, GCL_PASS_BACKWARD, b, l > 0);
     if (st->stage == 0)
         return GCL_OK;
     gcl_status_t rc =
@@ -211,15 +222,17 @@ static gcl_status_t all_reduce_layers(stage_t *st, void *buf, gcl_dtype_t type)
     if (!t)
         return GCL_ERR_NO_HOST_MEMORY;
     size_t es = gcl_dtype_size(type);
-    for (int l = st->l0, k = 0; l < st->l1; l++) {
-        size_t off = st->shape->offset[l] - st->poff, nw = layer_params(st->shape, l);
-        size_t nb = (size_t)st->shape->dims[l + 1];
-        char *w = (char *)buf + off * es, *b = w + (nw - nb) * es;
-        t[k++] = (gcl_tensor_t){w, w, nw - nb, type};
-        t[k++] = (gcl_tensor_t){b, b, nb, type};
+    int k = 0;
+    for (int l = st->l0; l < st->l1; l++) {
+        const layer_t *y = &st->shape->layer[l];
+        char *w = (char *)buf + (st->shape->offset[l] - st->poff) * es, *b = w + y->nweights * es;
+        if (y->nweights) /* pooling has no parameters */
+            t[k++] = (gcl_tensor_t){w, w, y->nweights, type};
+        if (y->nbias)
+            t[k++] = (gcl_tensor_t){b, b, y->nbias, type};
     }
     double w = train_now_s();
-    gcl_status_t rc = gcl_all_reduce_multi(st->comm, t, n, GCL_MEAN);
+    gcl_status_t rc = k ? gcl_all_reduce_multi(st->comm, t, k, GCL_MEAN) : GCL_OK;
     st->wait_coll += train_now_s() - w;
     free(t);
     return rc;
@@ -270,7 +283,7 @@ static void update(stage_t *st, long step)
                       : c->momentum > 0     ? GCL_OPTIM_MOMENTUM
                                             : GCL_OPTIM_SGD,
                       (double)st->np,
-                      2 * (st->l1 - st->l0),
+                      st->tensors,
                       GCL_F32,
                       GCL_F32,
                       0};
@@ -281,11 +294,17 @@ gcl_status_t stage_step(stage_t *st, long step)
 {
     memset(st->grads, 0, st->np * sizeof(float));
     charge_values(st, "zero gradients", st->np, 1);
+    st->in_step = 1;
     for (int i = 0; i < 2 * st->job->accumulation; i++) {
         pipe_op_t op = st->ops[i];
-        GCL_CHECK(op.pass == 'F' ? forward_micro(st, step, op.micro)
-                                 : backward_micro(st, op.micro));
+        gcl_status_t rc =
+            op.pass == 'F' ? forward_micro(st, step, op.micro) : backward_micro(st, op.micro);
+        if (rc != GCL_OK) {
+            st->in_step = 0;
+            return rc;
+        }
     }
+    st->in_step = 0;
     for (int s = 0; s < st->nslots; s++) {
         GCL_CHECK(stage_wait(st, &st->act_req[s]));
         GCL_CHECK(stage_wait(st, &st->dx_req[s]));

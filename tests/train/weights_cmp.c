@@ -31,9 +31,7 @@ static double tensor_error(const float *a, const float *b, size_t n)
 
 static int compare(const ckpt_t *a, const ckpt_t *b, int exact, double rtol)
 {
-    if (a->meta.nlayers != b->meta.nlayers ||
-        memcmp(a->meta.dims, b->meta.dims, sizeof a->meta.dims) ||
-        a->meta.nstate != b->meta.nstate) {
+    if (!ckpt_same_model(&a->meta, &b->meta) || a->meta.nstate != b->meta.nstate) {
         printf("train-weights-cmp: the files hold different models\n");
         return 1;
     }
@@ -51,16 +49,22 @@ static int compare(const ckpt_t *a, const ckpt_t *b, int exact, double rtol)
     }
     double worst = 0;
     int worst_layer = 0;
-    size_t off = 0;
-    for (uint32_t l = 0; l < a->meta.nlayers; l++) {
-        size_t nw = (size_t)a->meta.dims[l] * a->meta.dims[l + 1], nb = a->meta.dims[l + 1];
+    model_shape_t m;
+    char err[512];
+    if (ckpt_model(&a->meta, &m, err, sizeof err)) { /* ckpt_read checked it already */
+        printf("train-weights-cmp: %s\n", err);
+        return 1;
+    }
+    for (int l = 0; l < m.nlayers; l++) {
+        size_t off = m.offset[l], nw = m.layer[l].nweights, nb = m.layer[l].nbias;
+        if (nw + nb == 0) /* pooling */
+            continue;
         double e = fmax(tensor_error(a->data + off, b->data + off, nw),
                         tensor_error(a->data + off + nw, b->data + off + nw, nb));
-        if (e > worst || l == 0) {
+        if (e > worst || worst_layer == 0) {
             worst = e;
-            worst_layer = (int)l + 1;
+            worst_layer = l + 1;
         }
-        off += nw + nb;
     }
     printf("train-weights-cmp: %s: worst relative difference %.3g (layer %d), tolerance %.3g\n",
            worst <= rtol ? "within tolerance" : "DIFFERENT", worst, worst_layer, rtol);
