@@ -48,8 +48,7 @@ static int run(train_job_t *job, gcl_instance_t inst, const gcl_job_info_t *info
     summary_t s;
     memset(&s, 0, sizeof s);
     s.info = *info;
-    if (job->instance == 0)
-        report_banner(job, &s.info);
+    job->info = *info; /* the banner's, printed once every IPU has set up (run.c) */
     gcl_status_t rc = gcl_run(inst, train_program, job);
     s.wall_s = train_now_s() - job->t0;
     s.topology = gcl_sim_topology(inst);
@@ -57,7 +56,7 @@ static int run(train_job_t *job, gcl_instance_t inst, const gcl_job_info_t *info
     s.simulated = 1;
     if (rc != GCL_OK) {
         fprintf(stderr, "train: %s\n", job->error[0] ? job->error : gcl_instance_error(inst));
-        return 1;
+        return job->usage_error ? 2 : 1;
     }
     if (job->stop_signal) {
         if (job->instance == 0)

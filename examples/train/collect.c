@@ -51,6 +51,7 @@ void stage_measure_step(stage_t *st, long step, double step_s, const gcl_sim_sta
     r->sim_sync_s += b->sync_s - a->sync_s;
     r->sim_idle_s += b->idle_s - a->idle_s;
     r->sim_host_wait_s += b->host_wait_s - a->host_wait_s;
+    r->sim_allreduce_s += st->sim_coll;
 }
 
 /* The record of this IPU as it is now: its memory, its process's peak resident size. */

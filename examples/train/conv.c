@@ -6,8 +6,8 @@
  *
  *   im2col   COL is (N OH OW) x (K K C): line (n, y, x) holds the window of image n under output
  *            pixel (y, x), in (ky, kx, c) order, zeros where it hangs over the padding.
- *   forward  Y (N OH OW x OC) = COL W^T + b: one sgemm, M = N OH OW, N = OC, K = K K C. Y is
- *            NHWC as it comes out of the product.
+ *   forward  Y (N OH OW x OC) = COL W^T, one sgemm, M = N OH OW, N = OC, K = K K C; then the
+ *            bias and the ReLU in one pass. Y is NHWC as it comes out of the product.
  *   weights  DW (OC x K K C) += DY^T COL: one sgemm over all N OH OW lines; DB += DY's column
  *            sums. COL is rebuilt from the stored input (the forward's is long overwritten).
  *   input    DCOL (N OH OW x K K C) = DY W, one sgemm into COL's buffer, then col2im: each
@@ -41,10 +41,10 @@ size_t conv_col_floats(const conv_geom_t *g, int rows)
     return (size_t)rows * g->oh * g->ow * g->kernel * g->kernel * g->c;
 }
 
-/* The im2col matrix of ROWS images X into COL. */
+/* The im2col matrix of ROWS images X into COL. Plain loops, not memcpy: a line's pieces are C
+ * floats each, one float for a first layer on grey images. */
 static void im2col(const conv_geom_t *g, const float *x, int rows, float *col)
 {
-    size_t pix = (size_t)g->c * sizeof(float);
     for (int n = 0; n < rows; n++) {
         const float *img = x + (size_t)n * g->h * g->w * g->c;
         for (int oy = 0; oy < g->oh; oy++) {
@@ -53,10 +53,10 @@ static void im2col(const conv_geom_t *g, const float *x, int rows, float *col)
                     int iy = oy * g->stride - g->pad + ky;
                     for (int kx = 0; kx < g->kernel; kx++, col += g->c) {
                         int ix = ox * g->stride - g->pad + kx;
-                        if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
-                            memset(col, 0, pix);
-                        else
-                            memcpy(col, img + ((size_t)iy * g->w + ix) * g->c, pix);
+                        const float *p = img + ((size_t)iy * g->w + ix) * g->c;
+                        int in = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;
+                        for (int c = 0; c < g->c; c++)
+                            col[c] = in ? p[c] : 0.0f;
                     }
                 }
             }
@@ -93,14 +93,14 @@ void conv_forward(const conv_geom_t *g, const float *x, const float *w, const fl
 {
     int m = rows * g->oh * g->ow, k = g->kernel * g->kernel * g->c;
     im2col(g, x, rows, col);
-    for (int i = 0; i < m; i++)
-        memcpy(y + (size_t)i * g->oc, b, (size_t)g->oc * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, g->oc, k, 1.0f, col, k, w, k, 1.0f, y,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, g->oc, k, 1.0f, col, k, w, k, 0.0f, y,
                 g->oc);
-    if (relu) {
-        size_t n = (size_t)m * g->oc;
-        for (size_t i = 0; i < n; i++)
-            y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+    for (int i = 0; i < m; i++) { /* the bias after the product, with the ReLU: one pass */
+        float *row = y + (size_t)i * g->oc;
+        for (int j = 0; j < g->oc; j++) {
+            float v = row[j] + b[j];
+            row[j] = relu && v < 0.0f ? 0.0f : v;
+        }
     }
 }
 

@@ -26,6 +26,7 @@ typedef struct {
     double host_peak_bytes; /* real: its process's peak resident memory (getrusage) */
     /* simulated, summed over the training steps (0 with --backend mpi) */
     double sim_step_s, sim_compute_s, sim_exchange_s, sim_sync_s, sim_idle_s, sim_host_wait_s;
+    double sim_allreduce_s; /* of the step, the gradient all-reduce (its sync and exchange) */
     /* simulated memory, bytes: peak, capacity, and what the program allocated, by kind */
     double mem_peak, mem_capacity, mem_weights, mem_gradients, mem_optimizer, mem_activations,
         mem_stash;

@@ -177,6 +177,7 @@ void report_summary(const train_job_t *job, const summary_t *s)
                "memory %.1f MB of %.1f MB\n",
                s->topology, s->topology_ipus, step, s->sim_samples_per_s, peak / 1e6,
                r->sim_mem_capacity / 1e6);
+        report_sim_split(job, s);
     }
     fflush(stdout);
 }

@@ -40,6 +40,9 @@ int report_json(const train_job_t *job, const summary_t *s, const char *path);
 /* The real step-time line of the summary, and the per-step measurements' keys in the JSON
  * (report_measure.c). */
 void report_measures_line(const train_job_t *job);
+/* The simulated step's split (compute, exchange, sync, host, idle), each layer's simulated
+ * compute, and the gradient all-reduce's simulated and real shares of the step. */
+void report_sim_split(const train_job_t *job, const summary_t *s);
 void report_json_measures(FILE *f, const train_job_t *job, const summary_t *s);
 /* Writes every step of every IPU (job->res.m) to PATH as CSV, the same way. */
 int report_step_log(const train_job_t *job, const char *path);

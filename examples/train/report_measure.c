@@ -40,6 +40,53 @@ void report_measures_line(const train_job_t *job)
            ms.warmup, ms.time_to_first_step_s, 100 * ms.coll_fraction);
 }
 
+/* Replica 0's simulated step, stage by stage, split into its shares; the layers' compute; the
+ * gradient all-reduce's share beside its real one. */
+void report_sim_split(const train_job_t *job, const summary_t *s)
+{
+    const step_measures_t *m = &job->res.m;
+    const train_results_t *r = &job->res;
+    measure_summary_t ms;
+    if (!m->ipu || m->nsteps < 1 || measure_summarise(m, job->replicas, job->stages, &ms))
+        return;
+    double n = (double)m->nsteps, coll = 0, step = 0;
+    for (int k = 0; k < job->stages; k++) {
+        const ipu_record_t *p = &m->ipu[k];
+        char t[5][32], st[48] = "";
+        double v[5] = {p->sim_step_s / n, p->sim_compute_s / n, p->sim_exchange_s / n,
+                       p->sim_sync_s / n, p->sim_host_wait_s / n};
+        for (int i = 0; i < 5; i++)
+            fmt_time(v[i], t[i], sizeof t[i]);
+        if (job->stages > 1)
+            snprintf(st, sizeof st, ", stage %d of %d", k + 1, job->stages);
+        printf("train: simulated step on %s (replica 0%s): %s = compute %s + exchange %s + sync "
+               "%s + host %s + idle %.1f%%\n",
+               s->topology, st, t[0], t[1], t[2], t[3], t[4],
+               v[0] > 0 ? 100 * p->sim_idle_s / n / v[0] : 0);
+        coll = p->sim_allreduce_s / n > coll ? p->sim_allreduce_s / n : coll;
+        step = v[0] > step ? v[0] : step;
+    }
+    char line[2048] = "train: simulated layers per step:", t[32], u[32];
+    size_t at = strlen(line);
+    for (int l = 0; l < job->shape.nlayers && at < sizeof line; l++) {
+        char name[48];
+        layer_name(&job->shape, l, name, sizeof name);
+        fmt_time(r->sim_layer_s[0][l], t, sizeof t);
+        fmt_time(r->sim_layer_s[1][l], u, sizeof u);
+        at += (size_t)snprintf(line + at, sizeof line - at, " %s %s + %s,", name, t, u);
+    }
+    double upd = 0;
+    for (int k = 0; k < job->stages; k++)
+        upd += r->sim_update_s[k];
+    fmt_time(upd, t, sizeof t);
+    printf("%s update %s (forward + backward, each with its ReLU, syncs and on-chip exchange)\n",
+           line, t);
+    fmt_time(coll, t, sizeof t);
+    printf("train: the gradient all-reduce: %s of the simulated step (%.1f%%); %.1f%% of the real "
+           "step on this host\n",
+           t, step > 0 ? 100 * coll / step : 0, 100 * ms.coll_fraction);
+}
+
 static void json_dist(FILE *f, const char *key, const measure_dist_t *d)
 {
     fprintf(f,
@@ -94,12 +141,29 @@ static void json_sim_ipus(FILE *f, const train_job_t *job)
         fprintf(f,
                 "%s\n    {\"ipu\": %d, \"replica\": %d, \"stage\": %d, \"step_s\": %.9g, "
                 "\"compute_s\": %.9g, \"exchange_s\": %.9g, \"sync_s\": %.9g, \"host_wait_s\": "
-                "%.9g, \"idle_s\": %.9g}",
+                "%.9g, \"idle_s\": %.9g, \"allreduce_s\": %.9g}",
                 g ? "," : "", g, g / job->stages, g % job->stages, p->sim_step_s / steps,
                 p->sim_compute_s / steps, p->sim_exchange_s / steps, p->sim_sync_s / steps,
-                p->sim_host_wait_s / steps, p->sim_idle_s / steps);
+                p->sim_host_wait_s / steps, p->sim_idle_s / steps, p->sim_allreduce_s / steps);
     }
-    fprintf(f, "\n  ],\n");
+    fprintf(f, "\n  ],\n  \"sim_layers\": [");
+    const train_results_t *r = &job->res;
+    for (int l = 0, k = 0; l < job->shape.nlayers; l++) {
+        static const char *const kinds[] = {"dense", "conv", "pool"};
+        char name[48];
+        while (k + 1 < job->stages && l >= job->first[k + 1])
+            k++;
+        layer_name(&job->shape, l, name, sizeof name);
+        fprintf(f,
+                "%s\n    {\"name\": \"%s\", \"kind\": \"%s\", \"stage\": %d, \"forward_s\": "
+                "%.9g, \"backward_s\": %.9g}",
+                l ? "," : "", name, kinds[job->shape.layer[l].kind], k, r->sim_layer_s[0][l],
+                r->sim_layer_s[1][l]);
+    }
+    fprintf(f, "\n  ],\n  \"sim_update_s\": [");
+    for (int k = 0; k < job->stages; k++)
+        fprintf(f, "%s%.9g", k ? ", " : "", r->sim_update_s[k]);
+    fprintf(f, "],\n");
 }
 
 void report_json_measures(FILE *f, const train_job_t *job, const summary_t *s)
@@ -135,7 +199,8 @@ void report_json_measures(FILE *f, const train_job_t *job, const summary_t *s)
         json_sim_ipus(f, job);
     } else {
         fprintf(f, "  \"sim_step_time_dist_s\": null,\n  \"sim_memory\": null,\n"
-                   "  \"sim_time_split\": null,\n");
+                   "  \"sim_time_split\": null,\n  \"sim_layers\": null,\n"
+                   "  \"sim_update_s\": null,\n");
         fprintf(f, "  \"sim_note\": \"%s\",\n",
                 job->o->backend == BACKEND_MPI
                     ? "--backend mpi trains on this host's CPUs with MPI_Allreduce: nothing is "

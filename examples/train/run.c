@@ -279,7 +279,7 @@ static gcl_status_t train_loop(stage_t *st, long start)
             return preempt(st, step, start, sig);
         gcl_sim_stats_t a, b;
         gcl_sim_stats(st->ctx, &a);
-        st->wait_coll = st->wait_p2p = 0;
+        st->wait_coll = st->wait_p2p = st->sim_coll = 0;
         double w0 = train_now_s();
         GCL_CHECK(stage_step(st, step));
         double w1 = train_now_s();
@@ -312,6 +312,11 @@ static void record_sim(stage_t *st)
     r->sim_mem_capacity = s.memory_capacity;
     r->sim_compute_s[st->stage] = s.compute_s;
     r->sim_total_s[st->stage] = s.total_s;
+    double steps = st->m_count > 0 ? (double)st->m_count : 1;
+    for (int l = st->l0; l < st->l1; l++)
+        for (int p = 0; p < 2; p++)
+            r->sim_layer_s[p][l] = st->sim_layer_s[p][l] / steps;
+    r->sim_update_s[st->stage] = st->sim_update / steps;
 }
 
 gcl_status_t train_program(gcl_ctx_t ctx, void *arg)
@@ -329,6 +334,13 @@ gcl_status_t train_program(gcl_ctx_t ctx, void *arg)
         rc = resume(&st, &start);
     if (rc == GCL_OK)
         rc = stage_measure_init(&st, start);
+    /* Every IPU of the job has its memory: the banner. A stage that did not fit has said so in
+     * one line instead, and the others learn of it here. */
+    int sig;
+    if (rc == GCL_OK)
+        rc = stop_requested(&st, &sig);
+    if (rc == GCL_OK && job->instance == 0 && st.replica == 0 && st.stage == 0)
+        report_banner(job, &job->info);
     if (rc == GCL_OK && st.replica == 0 && st.last) /* a checkpoint past --max-steps: no steps */
         job->res.start_step = start < job->total_steps ? start : job->total_steps;
     if (rc == GCL_OK)

@@ -42,6 +42,62 @@ static size_t slot_floats(const stage_t *st)
     return n * (size_t)st->job->micro;
 }
 
+/* Bytes per parameter: weights, gradients (and their f16 copy), optimizer state. */
+static size_t param_bytes(const stage_t *st)
+{
+    return 4 * (2 + (size_t)st->job->nstate) + (st->job->o->grad_dtype == GCL_F16 ? 2 : 0);
+}
+
+/*
+ * Whether what the stage will allocate (alloc_state, alloc_activations) fits in what its IPU has
+ * free; when it does not, one line naming the layer where the stage passes the limit, and the
+ * job's exit status is 2 (bad input, as an option that does not fit). The stage-wide buffers
+ * (its input, the gradients it sends and receives, the backward scratch) come first, then each
+ * layer's parameters with their gradients and optimizer state, and its outputs for every
+ * micro-batch the stage holds.
+ */
+static gcl_status_t check_fits(stage_t *st)
+{
+    const model_shape_t *m = st->shape;
+    gcl_sim_stats_t s;
+    gcl_sim_stats(st->ctx, &s);
+    size_t free_bytes = s.memory_capacity - s.memory_used, b = (size_t)st->job->micro;
+    size_t slots = (size_t)st->nslots, wmax = model_inner_values(m, st->l0, st->l1);
+    size_t in = st->last ? 0 : b * m->dims[st->l1], dx = st->stage > 0 ? b * m->dims[st->l0] : 0;
+    size_t need = 4 * ((b * m->dims[st->l0] + dx) * slots + in + 2 * b * wmax), at = need;
+    int over = -1;
+    for (int l = st->l0; l < st->l1; l++) {
+        need += layer_params(m, l) * param_bytes(st) + 4 * b * m->dims[l + 1] * slots;
+        if (over < 0 && (need > free_bytes || need < at))
+            over = l;
+        at = need;
+    }
+    if (over < 0)
+        return GCL_OK;
+    const layer_t *y = &m->layer[over];
+    char name[48], text[64], input[64];
+    layer_name(m, over, name, sizeof name);
+    if (y->kind == LAYER_DENSE)
+        snprintf(input, sizeof input, "%d values", y->g.c);
+    else
+        snprintf(input, sizeof input, "%dx%dx%d", y->g.h, y->g.w, y->g.c);
+    layer_text(&m->spec.layer[over], text, sizeof text);
+    pthread_mutex_lock(&st->job->lock);
+    st->job->usage_error = 1;
+    pthread_mutex_unlock(&st->job->lock);
+    train_fail(st->job,
+               "pipeline stage %d of %d (layers %d-%d) does not fit in its IPU's simulated "
+               "memory: it needs %.1f MB, and %.1f MB of the %.1f MB are free; it passes the "
+               "limit at layer %d (%s: %s on %s, %zu parameters: %.1f MB with their "
+               "gradients and optimizer state, and %.1f MB of outputs for %zu micro-batch%s of "
+               "%zu): split the model over more IPUs (--ipus-per-replica) or make it smaller",
+               st->stage + 1, st->job->stages, st->l0 + 1, st->l1, need / 1e6, free_bytes / 1e6,
+               s.memory_capacity / 1e6, over + 1, name, text, input, layer_params(m, over),
+               layer_params(m, over) * param_bytes(st) / 1e6,
+               4.0 * b * m->dims[over + 1] * slots / 1e6, slots, slots > 1 ? "es" : "", b);
+    return GCL_ERR_OUT_OF_MEMORY;
+}
+
 static gcl_status_t alloc_state(stage_t *st)
 {
     size_t bytes = st->np * sizeof(float);
@@ -141,6 +197,7 @@ gcl_status_t stage_setup(stage_t *st, gcl_ctx_t ctx, train_job_t *job)
         return rc;
     }
     GCL_CHECK(alloc_host(st));
+    GCL_CHECK(check_fits(st));
     GCL_CHECK(alloc_state(st));
     GCL_CHECK(alloc_activations(st));
     for (int l = st->l0; l < st->l1; l++)

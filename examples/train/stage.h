@@ -48,7 +48,9 @@ typedef struct {
     /* Real time the step in flight has waited so far: inside the gradient all-reduce, and for
      * pipeline transfers (host-side waits, measured on this IPU's thread). */
     double wait_coll, wait_p2p;
-    int tensors; /* weight and bias tensors of its layers (pooling has none) */
+    double sim_coll;   /* simulated time of the step's gradient all-reduce */
+    double sim_update; /* simulated time of the optimizer updates of this run's steps */
+    int tensors;       /* weight and bias tensors of its layers (pooling has none) */
     /* Simulated time its training steps charged to each layer, forward [0] and backward [1]
      * (the ReLU's with its layer's); evaluation is not counted. */
     double sim_layer_s[2][MODEL_MAX_LAYERS];

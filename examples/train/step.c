@@ -44,9 +44,11 @@ static gcl_layer_t cost_layer(const model_shape_t *m, int l, const char *name)
  * backward pass computes the gradient of the layer's input. */
 static void charge_layer(stage_t *st, int l, gcl_pass_t pass, int rows, int input_grad)
 {
-    char name[48], relu_name[64];
-    layer_name(st->shape, l, name, sizeof name);
-    snprintf(relu_name, sizeof relu_name, "%s relu", name);
+    char layer[32], name[48], relu_name[64];
+    const char *p = pass == GCL_PASS_BACKWARD ? "backward" : "forward";
+    layer_name(st->shape, l, layer, sizeof layer);
+    snprintf(name, sizeof name, "%s %s", layer, p);
+    snprintf(relu_name, sizeof relu_name, "%s relu %s", layer, p);
     gcl_layer_t c = cost_layer(st->shape, l, name), act = GCL_LAYER_INIT;
     c.no_input_grad = !input_grad;
     act.type = GCL_LAYER_ELEMENTWISE;
@@ -231,9 +233,10 @@ static gcl_status_t all_reduce_layers(stage_t *st, void *buf, gcl_dtype_t type)
         if (y->nbias)
             t[k++] = (gcl_tensor_t){b, b, y->nbias, type};
     }
-    double w = train_now_s();
+    double w = train_now_s(), s = gcl_sim_time(st->ctx);
     gcl_status_t rc = k ? gcl_all_reduce_multi(st->comm, t, k, GCL_MEAN) : GCL_OK;
     st->wait_coll += train_now_s() - w;
+    st->sim_coll += gcl_sim_time(st->ctx) - s;
     free(t);
     return rc;
 }
@@ -287,7 +290,9 @@ static void update(stage_t *st, long step)
                       GCL_F32,
                       GCL_F32,
                       0};
+    double t0 = gcl_sim_time(st->ctx);
     gcl_charge_update(st->ctx, &u);
+    st->sim_update += gcl_sim_time(st->ctx) - t0;
 }
 
 gcl_status_t stage_step(stage_t *st, long step)

@@ -42,6 +42,9 @@ typedef struct {
     size_t sim_mem_peak[MODEL_MAX_LAYERS];
     size_t sim_mem_capacity;
     double sim_compute_s[MODEL_MAX_LAYERS], sim_total_s[MODEL_MAX_LAYERS];
+    /* Replica 0's simulated time per training step of this run: each layer's forward [0] and
+     * backward [1] passes, and each stage's optimizer update. */
+    double sim_layer_s[2][MODEL_MAX_LAYERS], sim_update_s[MODEL_MAX_LAYERS];
     epoch_log_t epochs[TRAIN_MAX_EPOCH_LOG];
     int nepochs;
     step_measures_t m;
@@ -59,6 +62,7 @@ typedef struct {
     long checkpoint_every, log_every;
     int nstate;
     int instance;
+    gcl_job_info_t info;
     int printer;      /* 1 when this instance prints progress (instance 0) */
     int progress_bar; /* 1: a bar redrawn in place; 0: plain lines */
     float pixel[256]; /* standardised value of each pixel byte */
@@ -73,6 +77,7 @@ typedef struct {
     int arrived;
     long written;
     int aborted;
+    int usage_error;  /* the failure is the options' (a model too large): exit status 2 */
     char error[4096]; /* the first failure, for main to print */
 
     /* A preemption (SIGTERM or SIGINT, agreed by the whole job): the signal, the steps done
