@@ -47,7 +47,10 @@ static const char *const usage_text =
     "  --momentum X               sgd momentum (default 0.9)\n"
     "  --weight-decay X           on the weights, not biases: L2 for sgd, decoupled (AdamW)\n"
     "                             for adam (default 0)\n"
-    "  --seed N                   initial weights and sample order (default 1)\n"
+    "  --seed N                   initial weights, sample order and flips (default 1)\n"
+    "  --augment none|flip        flip: each training image mirrored left to right in an\n"
+    "                             epoch with probability 1/2, from the seed (default none;\n"
+    "                             cnn flip)\n"
     "  --grad-dtype f32|f16       type of the gradient all-reduce (default f32)\n"
     "  --grad-scale X             f16 only: gradients are scaled by X before the cast, so small\n"
     "                             ones do not flush to zero (default 256)\n"
@@ -116,6 +119,7 @@ static const arg_def_t defs[] = {
     {"--hidden", A_SPECIAL, 0, 0, 0},
     {"--model", A_SPECIAL, 0, 0, 0},
     {"--layers", A_SPECIAL, 0, 0, 0},
+    {"--augment", A_SPECIAL, 0, 0, 0},
     {"--optimizer", A_SPECIAL, 0, 0, 0},
     {"--lr-schedule", A_SPECIAL, 0, 0, 0},
     {"--seed", A_SPECIAL, 0, 0, 0},
@@ -239,6 +243,12 @@ static int parse_special(const char *opt, const char *val, train_opts_t *o)
         return parse_hidden(val, o);
     if (!strcmp(opt, "--model"))
         return parse_model(val, o);
+    if (!strcmp(opt, "--augment")) {
+        if (strcmp(val, "none") && strcmp(val, "flip"))
+            return bad(opt, val, "none or flip");
+        o->augment = !strcmp(val, "flip");
+        return 0;
+    }
     if (!strcmp(opt, "--layers")) {
         o->model_opts.layers = val;
         o->model_opts.source = "--layers";
@@ -372,6 +382,7 @@ int train_parse_args(int argc, char **argv, train_opts_t *o)
 {
     set_defaults(o);
     int rc;
+    int augment_given = 0, warmup_given = 0;
     int lr_given = 0, epochs_given = 0, model_given = 0, hidden_given = 0, layers_given = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -397,6 +408,8 @@ int train_parse_args(int argc, char **argv, train_opts_t *o)
             val = argv[++i];
         lr_given |= !strcmp(d->name, "--lr");
         epochs_given |= !strcmp(d->name, "--epochs");
+        augment_given |= !strcmp(d->name, "--augment");
+        warmup_given |= !strcmp(d->name, "--warmup-steps");
         model_given |= !strcmp(d->name, "--model");
         hidden_given |= !strcmp(d->name, "--hidden");
         layers_given |= !strcmp(d->name, "--layers");
@@ -411,6 +424,10 @@ int train_parse_args(int argc, char **argv, train_opts_t *o)
         o->optim.lr = o->optim.kind == OPTIM_ADAM ? o->model->adam_lr : o->model->sgd_lr;
     if (!epochs_given)
         o->epochs = o->model->epochs;
+    if (!augment_given)
+        o->augment = o->model->augment;
+    if (!warmup_given) /* the model's, in epochs: job_init makes it steps */
+        o->optim.warmup_steps = -1;
     if (o->resume && !o->checkpoint_dir) {
         fprintf(stderr, "train: --resume needs --checkpoint DIR\n");
         return 2;

@@ -33,6 +33,7 @@ typedef struct {
     int hidden[MODEL_MAX_LAYERS];
     int nhidden;
     int epochs;
+    int augment;    /* 1: --augment flip, training images mirrored at random (order.h) */
     long max_steps; /* 0: no limit */
     int batch_size;
     int accumulation; /* 0: the default for the number of stages */

@@ -68,7 +68,7 @@ static void header_fields(cursor_t *c, ckpt_meta_t *m, int write)
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         io(c, u[i], 8);
     uint32_t *w[] = {&m->replicas, &m->stages, &m->micro_batch, &m->accumulation,
-                     &m->in_c,     &m->in_h,   &m->in_w};
+                     &m->in_c,     &m->in_h,   &m->in_w,        &m->augment};
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
         io(c, w[i], 4);
     io(c, m->kind, sizeof m->kind);
@@ -425,6 +425,8 @@ int ckpt_compatible(const ckpt_meta_t *a, const ckpt_meta_t *b, char *err, size_
         field = "optimizer setting (--momentum, --weight-decay)";
     else if (a->seed != b->seed)
         field = "--seed";
+    else if (a->augment != b->augment)
+        field = "--augment";
     else if (a->global_batch != b->global_batch)
         field = "global batch (replicas x --gradient-accumulation x --batch-size)";
     else if (a->schedule_steps != b->schedule_steps || a->train_samples != b->train_samples)

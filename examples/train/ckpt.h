@@ -46,6 +46,7 @@ typedef struct {
     /* fingerprint, continued: the input image (0 x 0 x 0: dims[0] values as they lie) and each
      * layer's kind (model.h's layer_kind_t), kernel, stride and padding */
     uint32_t in_c, in_h, in_w;
+    uint32_t augment; /* --augment flip (0 in older files: none) */
     uint16_t kind[MODEL_MAX_LAYERS], kernel[MODEL_MAX_LAYERS], stride[MODEL_MAX_LAYERS],
         pad[MODEL_MAX_LAYERS];
 } ckpt_meta_t;

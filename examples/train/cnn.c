@@ -142,4 +142,4 @@ static int cnn_describe(const model_opts_t *o, int c, int h, int w, int classes,
     return 0;
 }
 
-const model_def_t model_cnn = {"cnn", "CNN", 12, 0.05, 0.001, cnn_describe};
+const model_def_t model_cnn = {"cnn", "CNN", 12, 1, 1, 0.1, 0.001, cnn_describe};

@@ -48,8 +48,9 @@ static void fill_meta(train_job_t *job)
     m->eps = o->optim.eps;
     m->weight_decay = o->optim.weight_decay;
     m->grad_scale = o->grad_dtype == GCL_F16 ? o->grad_scale : 0;
-    m->warmup_steps = (uint64_t)o->optim.warmup_steps;
+    m->warmup_steps = (uint64_t)job->optim.warmup_steps;
     m->seed = o->seed;
+    m->augment = (uint32_t)o->augment;
     m->global_batch = (uint64_t)job->global_batch;
     m->schedule_steps = (uint64_t)job->schedule_steps;
     m->train_samples = (uint64_t)job->data->train_x.count;
@@ -132,6 +133,9 @@ int job_init(train_job_t *job, const train_opts_t *o, const dataset_t *data, int
     job->nstate = optim_state_vectors(&o->optim);
     job->steps_per_epoch = data->train_x.count / job->global_batch;
     job->schedule_steps = job->steps_per_epoch * o->epochs;
+    job->optim = o->optim;
+    if (o->optim.warmup_steps < 0)
+        job->optim.warmup_steps = o->model->warmup_epochs * job->steps_per_epoch;
     job->total_steps =
         o->max_steps && o->max_steps < job->schedule_steps ? o->max_steps : job->schedule_steps;
     job->checkpoint_every = o->checkpoint_every ? o->checkpoint_every : job->steps_per_epoch;

@@ -73,7 +73,9 @@ typedef struct {
 typedef struct {
     const char *name;  /* as --model names it */
     const char *title; /* as the banner names it: "MLP", "CNN" */
-    int epochs;        /* train's defaults for it: --epochs, and --lr for sgd and adam */
+    int epochs;        /* train's defaults for it: --epochs, --augment, and --lr for sgd and adam */
+    int augment;
+    int warmup_epochs; /* --warmup-steps: this many epochs of steps */
     double sgd_lr, adam_lr;
     /* Fills SPEC for images of C x H x W and CLASSES classes from O. Returns 0, or -1 with one
      * line in ERR naming what is wrong (an unknown layer, a value out of range). */

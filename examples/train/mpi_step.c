@@ -83,7 +83,9 @@ static void forward_micro(mpi_replica_t *rp, long step, int mb)
         rp->idx[i] = rp->perm[order_position(&oj, step, rp->rank, mb, i)];
         rp->labels[i] = job->data->train_y.data[rp->idx[i]];
     }
-    order_load_images(job->pixel, &job->data->train_x, rp->idx, b, rp->layer[0]);
+    order_flip_t flip = {job->o->seed, epoch};
+    order_load_images(job->pixel, &job->data->train_x, rp->idx, b, job->o->augment ? &flip : NULL,
+                      rp->layer[0]);
     forward(rp, b);
     const model_shape_t *m = &job->shape;
     float *logits = rp->layer[m->nlayers];
@@ -113,7 +115,7 @@ void mpi_replica_step(mpi_replica_t *rp, long step)
     rp->wait_coll += train_now_s() - t;
     for (size_t i = 0; i < rp->np; i++)
         rp->grads[i] = rp->grads[i] / (float)rp->size;
-    const optim_cfg_t *c = &job->o->optim;
+    const optim_cfg_t *c = &job->optim;
     float *s1 = job->nstate > 1 ? rp->state + 2 * rp->np : NULL;
     optim_update_layers(c, optim_lr(c, step, job->schedule_steps), step, &job->shape, 0,
                         job->shape.nlayers, rp->state, rp->grads, rp->state + rp->np, s1);
@@ -130,7 +132,7 @@ void mpi_replica_evaluate(mpi_replica_t *rp, double *loss, long *correct, long *
         int rows = (int)(to - at < rp->job->micro ? to - at : rp->job->micro);
         for (int i = 0; i < rows; i++)
             rp->idx[i] = (uint32_t)(at + i);
-        order_load_images(rp->job->pixel, &d->test_x, rp->idx, rows, rp->layer[0]);
+        order_load_images(rp->job->pixel, &d->test_x, rp->idx, rows, NULL, rp->layer[0]);
         forward(rp, rows);
         sum += softmax_xent(rp->layer[m->nlayers], d->test_y.data + at, rows, m->dims[m->nlayers],
                             1.0f, NULL, &right);

@@ -25,13 +25,26 @@ long order_position(const order_job_t *j, long step, int replica, int m, int i)
            i;
 }
 
-void order_load_images(const float *pixel, const idx_array_t *set, const uint32_t *idx, int rows,
-                       float *x)
+int order_flipped(uint64_t seed, long epoch, uint32_t sample)
 {
-    size_t d = (size_t)set->rows * set->cols;
-    for (int r = 0; r < rows; r++) {
+    rng_t r;
+    rng_seed(&r, seed, 0x464c495000000000ull ^ ((uint64_t)epoch << 32) ^ sample); /* "FLIP" */
+    return (int)(rng_next(&r) >> 63);
+}
+
+void order_load_images(const float *pixel, const idx_array_t *set, const uint32_t *idx, int rows,
+                       const order_flip_t *flip, float *x)
+{
+    size_t d = (size_t)set->rows * set->cols, w = (size_t)set->cols;
+    for (int r = 0; r < rows; r++, x += d) {
         const uint8_t *src = set->data + (size_t)idx[r] * d;
-        for (size_t k = 0; k < d; k++)
-            x[(size_t)r * d + k] = pixel[src[k]];
+        if (!flip || !order_flipped(flip->seed, flip->epoch, idx[r])) {
+            for (size_t k = 0; k < d; k++)
+                x[k] = pixel[src[k]];
+            continue;
+        }
+        for (size_t k = 0; k < d; k += w) /* each row of the image mirrored */
+            for (size_t c = 0; c < w; c++)
+                x[k + c] = pixel[src[k + w - 1 - c]];
     }
 }

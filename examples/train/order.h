@@ -27,8 +27,21 @@ typedef struct {
 /* Position in its epoch's order of sample I of micro-batch M of REPLICA at STEP (0-based). */
 long order_position(const order_job_t *j, long step, int replica, int m, int i);
 
-/* Standardised pixels (PIXEL maps each byte) of images IDX[0..ROWS) of SET into X. */
+/*
+ * --augment flip: whether training sample SAMPLE is mirrored left to right in EPOCH, one coin
+ * per sample and epoch from the seed (Fashion-MNIST's clothes are as good mirrored). Every
+ * replica, stage and backend gets the same answer without talking to the others.
+ */
+int order_flipped(uint64_t seed, long epoch, uint32_t sample);
+
+typedef struct {
+    uint64_t seed;
+    long epoch;
+} order_flip_t;
+
+/* Standardised pixels (PIXEL maps each byte) of images IDX[0..ROWS) of SET into X, each mirrored
+ * when FLIP (NULL: none) says so for its sample. */
 void order_load_images(const float *pixel, const idx_array_t *set, const uint32_t *idx, int rows,
-                       float *x);
+                       const order_flip_t *flip, float *x);
 
 #endif

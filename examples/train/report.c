@@ -33,11 +33,16 @@ void report_banner(const train_job_t *job, const gcl_job_info_t *info)
             printf(" %d-%d%s", job->first[s] + 1, job->first[s + 1],
                    s + 1 < job->stages ? "," : "\n");
     }
-    printf("train: global batch %ld (%d replica%s x %d micro-batch%s x %d), %s lr %g %s, "
+    char extra[96] = "";
+    if (job->optim.warmup_steps > 0)
+        snprintf(extra, sizeof extra, " after %ld warm-up steps", job->optim.warmup_steps);
+    if (o->augment)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", images flipped");
+    printf("train: global batch %ld (%d replica%s x %d micro-batch%s x %d), %s lr %g %s%s, "
            "%s gradients; %d epoch%s of %ld steps%s\n",
            job->global_batch, job->replicas, job->replicas > 1 ? "s" : "", job->accumulation,
            job->accumulation > 1 ? "es" : "", job->micro, optim_name(o->optim.kind), o->optim.lr,
-           lr_schedule_name(o->optim.schedule), gcl_dtype_name(o->grad_dtype), o->epochs,
+           lr_schedule_name(o->optim.schedule), extra, gcl_dtype_name(o->grad_dtype), o->epochs,
            o->epochs > 1 ? "s" : "", job->steps_per_epoch,
            job->total_steps < job->schedule_steps ? " (stopping early at --max-steps)" : "");
     fflush(stdout);
@@ -213,6 +218,8 @@ static void json_config(FILE *f, const train_job_t *job, const summary_t *s)
             optim_name(o->optim.kind), o->optim.lr, lr_schedule_name(o->optim.schedule));
     fprintf(f, "  \"momentum\": %.17g,\n  \"weight_decay\": %.17g,\n  \"seed\": %llu,\n",
             o->optim.momentum, o->optim.weight_decay, (unsigned long long)o->seed);
+    fprintf(f, "  \"warmup_steps\": %ld,\n  \"augment\": \"%s\",\n", job->optim.warmup_steps,
+            o->augment ? "flip" : "none");
     fprintf(f, "  \"grad_dtype\": \"%s\",\n  \"epochs\": %d,\n  \"steps_per_epoch\": %ld,\n",
             gcl_dtype_name(o->grad_dtype), o->epochs, job->steps_per_epoch);
     fprintf(f, "  \"global_batch\": %ld,\n  \"micro_batch\": %d,\n", job->global_batch, job->micro);

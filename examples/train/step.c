@@ -106,14 +106,15 @@ static void forward_layers(stage_t *st, int slot, int rows)
         charge_layer(st, l, GCL_PASS_FORWARD, rows, 1);
 }
 
-/* The stage's input for ROWS rows into SLOT: images from the host on stage 0, activations from
- * the previous stage otherwise. IDX is NULL on stages that do not read the data. */
+/* The stage's input for ROWS rows into SLOT: images from the host on stage 0 (mirrored as FLIP
+ * says, NULL: none), activations from the previous stage otherwise. IDX is NULL on stages that
+ * do not read the data. */
 static gcl_status_t stage_input(stage_t *st, int slot, int rows, const idx_array_t *set,
-                                const uint32_t *idx)
+                                const uint32_t *idx, const order_flip_t *flip)
 {
     float *in = act(st, slot, 0);
     if (st->stage == 0) {
-        order_load_images(st->job->pixel, set, idx, rows, in);
+        order_load_images(st->job->pixel, set, idx, rows, flip, in);
         return GCL_OK;
     }
     size_t n = (size_t)rows * st->shape->dims[st->l0];
@@ -148,7 +149,9 @@ static gcl_status_t forward_micro(stage_t *st, long step, int m)
     if (st->stage == 0 || st->last)
         for (int i = 0; i < b; i++)
             idx[i] = sample_of(st, step, m, i);
-    GCL_CHECK(stage_input(st, slot, b, &st->job->data->train_x, idx));
+    order_flip_t flip = {st->job->o->seed, step / st->job->steps_per_epoch};
+    GCL_CHECK(
+        stage_input(st, slot, b, &st->job->data->train_x, idx, st->job->o->augment ? &flip : NULL));
     forward_layers(st, slot, b);
     if (!st->last)
         return stage_output(st, slot, b);
@@ -278,7 +281,7 @@ static gcl_status_t reduce_grads(stage_t *st, long step)
 static void update(stage_t *st, long step)
 {
     const train_job_t *job = st->job;
-    const optim_cfg_t *c = &job->o->optim;
+    const optim_cfg_t *c = &job->optim;
     double lr = optim_lr(c, step, job->schedule_steps);
     optim_update_layers(c, lr, step, st->shape, st->l0, st->l1, st->params, st->grads, st->state[0],
                         st->state[1]);
@@ -326,7 +329,7 @@ static gcl_status_t eval_chunk(stage_t *st, long from, int rows, double *loss, l
     GCL_CHECK(stage_wait(st, &st->act_req[0]));
     for (int i = 0; i < rows; i++)
         st->idx[i] = (uint32_t)(from + i);
-    GCL_CHECK(stage_input(st, 0, rows, &d->test_x, st->idx));
+    GCL_CHECK(stage_input(st, 0, rows, &d->test_x, st->idx, NULL));
     forward_layers(st, 0, rows);
     if (!st->last)
         return stage_output(st, 0, rows);

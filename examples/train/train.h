@@ -56,6 +56,7 @@ typedef struct {
     const dataset_t *data;
     double t0; /* CLOCK_MONOTONIC at the start of the process */
     model_shape_t shape;
+    optim_cfg_t optim; /* the options' optimizer, with the warm-up in steps */
     int replicas, stages, first[MODEL_MAX_LAYERS + 1];
     int micro, accumulation;
     long global_batch, steps_per_epoch, schedule_steps, total_steps;

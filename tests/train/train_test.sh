@@ -25,6 +25,14 @@
 #                  accumulation), reports the same JSON keys (nothing simulated, and says so),
 #                  resumes a gcl checkpoint and stops on SIGTERM with one; the gcl backend under
 #                  plain mpirun is one job of the ranks; what the baseline cannot do is refused
+#   cnn            the CNN: the same weights and test accuracy on 1, 4 and 16 instances and
+#                  under plain mpirun, 2 IPUs per replica (convolutions, then dense layers) as
+#                  1, the MPI baseline within 1e-5, its layers and their simulated costs in the
+#                  summary and JSON, bad layers and a model too large: one line, exit 2
+#   cnn_faults     the CNN killed and resumed, stopped by SIGTERM and resumed, restarted by
+#                  poprun --max-restarts: bitwise as uninterrupted
+#   cnn_hosts      the CNN across two namespace hosts: bitwise as on one; SIGTERM (root;
+#                  else skip, 77)
 # TRAIN_TEST_DATA points at the dataset (default: Debian's dataset-fashion-mnist).
 set -uo pipefail
 mpirun_private=$(cd "$(dirname "$0")/.." && pwd)/mpirun-private # mpirun, a session directory of its own
@@ -610,6 +618,188 @@ PY
   done
   run mbad 2 "$train" --backend tcp
   expect mbad "^train: --backend 'tcp': expected gcl or mpi$"
+}
+
+# ---- the CNN ------------------------------------------------------------------------------------
+# The default CNN (conv:16:3, pool:2, conv:32:3, pool:2, dense:128, dense:10) on a slice: 16
+# replicas of micro-batches of 4, 16 steps an epoch.
+cnn=(--data "$data" --train-samples 1024 --test-samples 256 --model cnn --epochs 2 --batch-size 4
+     --progress plain)
+
+case_cnn() {
+  # The same 16 replicas on 1, 4 and 16 instances, and under plain mpirun (4 ranks of 4
+  # replicas): bitwise the same weights, and the same test accuracy to the last digit.
+  run c1 0 "$poprun" --num-replicas 16 --num-instances 1 "$train" "${cnn[@]}" \
+    --save-weights "$work/c1.w" --json "$work/c1.json"
+  expect c1 "^\\[instance 0\\] train: CNN 28x28x1 conv:16:3 pool:2 conv:32:3 pool:2 dense:128 dense:10 \(206922 parameters\), 16 replicas x 1 IPU over 1 instance$"
+  expect c1 "^\\[instance 0\\] train: simulated step on POD16 \(replica 0\): [0-9.]+ (us|ms) = compute [0-9.]+ (us|ms) \+ exchange .* \+ sync .* \+ host .* \+ idle [0-9.]+%$"
+  expect c1 "^\\[instance 0\\] train: simulated layers per step: conv1 [0-9.]+ us \+ [0-9.]+ us, pool1 .*, conv2 .*, pool2 .*, dense1 .*, dense2 .*, update "
+  expect c1 "^\\[instance 0\\] train: the gradient all-reduce: [0-9.]+ (us|ms) of the simulated step \([0-9.]+%\); [0-9.]+% of the real step on this host$"
+  for n in 4 16; do
+    run "c$n" 0 "$poprun" --num-replicas 16 --num-instances "$n" "$train" "${cnn[@]}" \
+      --save-weights "$work/c$n.w"
+    same "$work/c1.w" "$work/c$n.w"
+  done
+  run cm 0 "${mpirun[@]}" -np 4 "$train" "${cnn[@]}" --replicas 4 --save-weights "$work/cm.w"
+  same "$work/c1.w" "$work/cm.w"
+  local acc
+  acc=$(grep -o "test accuracy [0-9.]* ([0-9]*/256)" "$work/c1.out")
+  for f in c4 c16 cm; do
+    grep -q "$acc" "$work/$f.out" || fail "$f: not the test accuracy of 1 instance ($acc)"
+  done
+  # The JSON names every layer, its shape and its simulated time; the convolutions cost on the
+  # simulated IPU as convolutions (more than a pooling of their input).
+  python3 - "$work/c1.json" <<'PY' || fail "c1.json: the CNN's layers or their costs"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["model_name"] == "cnn" and r["parameters"] == 206922, r["model_name"]
+names = [l["name"] for l in r["layers"]]
+assert names == ["conv1", "pool1", "conv2", "pool2", "dense1", "dense2"], names
+c2 = r["layers"][2]
+assert (c2["h"], c2["c_in"], c2["c_out"], c2["kernel"], c2["pad"], c2["relu"]) == (14, 16, 32, 3, 1, True), c2
+sim = {l["name"]: l for l in r["sim_layers"]}
+assert sim["conv2"]["kind"] == "conv" and sim["pool1"]["kind"] == "pool", sim
+assert sim["conv2"]["backward_s"] > sim["conv2"]["forward_s"] > sim["pool2"]["forward_s"] > 0, sim
+assert all(s["allreduce_s"] > 0 for s in r["sim_time_split"]), r["sim_time_split"]
+PY
+  # Two IPUs per replica: the convolutions and poolings on the first, the dense layers on the
+  # second, activations and gradients between them by gcl_send/gcl_recv; the weights of the
+  # unsplit run of the same micro-batches, bitwise, in both schedules and across instances.
+  local pipe=("${cnn[@]}" --gradient-accumulation 4 --batch-size 2 --max-steps 12)
+  run p1 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${pipe[@]}" \
+    --save-weights "$work/p1.w"
+  for sched in gpipe 1f1b; do
+    run "p2-$sched" 0 "$poprun" --num-replicas 2 --ipus-per-replica 2 --num-instances 2 "$train" \
+      "${pipe[@]}" --pipeline-schedule "$sched" --save-weights "$work/p2-$sched.w"
+    expect "p2-$sched" "pipeline $sched, 4 micro-batches per step; stages hold layers 1-4, 5-6$"
+    same "$work/p1.w" "$work/p2-$sched.w"
+  done
+  # The MPI baseline trains the same CNN: within 1e-5 of gcl's 4 replicas.
+  local common=("${cnn[@]}" --max-steps 20 --seed 5)
+  run g4 0 "$poprun" --num-replicas 4 --num-instances 2 "$train" "${common[@]}" \
+    --save-weights "$work/g4.w"
+  run m4 0 "${mpirun[@]}" -np 4 "$train" --backend mpi "${common[@]}" --save-weights "$work/m4.w"
+  "$cmp" --rtol 1e-5 "$work/g4.w" "$work/m4.w" || fail "CNN: MPI baseline and gcl disagree"
+  expect m4 "^train: CNN 28x28x1 .* \(206922 parameters\), 4 replicas, one per MPI rank"
+  # Bad input: one line naming the layer and its numbers, exit 2.
+  printf '# a model file\nconv:8:3\npool:2, norm:8\n' >"$work/bad.model"
+  printf 'conv:8:5\npool:2\npool:2\npool:2\nconv:8:5:1:0\n' >"$work/fit.model"
+  local bad=("--layers conv:8:3,pool:2,relu" "--layers conv:8" "--model $work/bad.model"
+             "--model $work/fit.model" "--layers conv:8:3:0" "--layers conv:8:3:31"
+             "--model $work/nowhere.model" "--model cnn --hidden 64"
+             "--model mlp --layers conv:8:3" "--layers conv:65536:3"
+             "--layers conv:1024:3,conv:1024:3,pool:2,dense:16384")
+  local want=("--layers: unknown layer 'relu' \(expected conv:C:K\[:S\[:P\]\], pool:K\[:S\[:P\]\] or dense:N\)$"
+              "--layers: bad numbers in layer 'conv:8'"
+              "model file .*bad.model line 3: unknown layer 'norm:8'"
+              "layer 5 \(conv:8:5:1:0\): a 5x5 window does not fit its 3x3x8 input padded by 0 \(3x3\)$"
+              "layer 1 \(conv:8:3:0:1\) on a 28x28x1 input: kernel 3, stride 0, padding 1: expected"
+              "layer 1 \(conv:8:3:31:1\) on a 28x28x1 input: kernel 3, stride 31, padding 1: expected .* a stride from 1 to the padded input \(30\)"
+              "--model '.*nowhere.model': expected mlp, cnn or a model file \(No such file or directory\)$"
+              "--hidden sets the MLP's widths, but the model is a CNN"
+              "--layers lists a CNN's layers, but --model is mlp"
+              "layer 1 \(conv:65536:3\) on a 28x28x1 input: 51380224 output values per sample"
+              "pipeline stage 1 of 1 \(layers 1-5\) does not fit in its IPU's simulated memory: it needs [0-9.]+ MB, and 940.6 MB of the 940.6 MB are free; it passes the limit at layer [0-9] \(")
+  local i=0
+  for args in "${bad[@]}"; do
+    # shellcheck disable=SC2086 # the options are words
+    run "cbad$i" 2 "$train" --data "$data" --train-samples 256 --test-samples 16 $args
+    [ "$(wc -l <"$work/cbad$i.out")" -eq 1 ] || fail "'$args' must print one line"
+    expect "cbad$i" "^train: ${want[$i]}"
+    i=$((i + 1))
+  done
+}
+
+# Checkpoints, SIGTERM and restarts of the CNN: each ends bitwise as the uninterrupted run.
+cnn_long=(--data "$data" --train-samples 2048 --test-samples 128 --model cnn
+          --layers conv:4:3,pool:2,conv:8:3,pool:2,dense:32 --epochs 40 --batch-size 8
+          --max-steps 640 --checkpoint-every 40 --progress plain --log-every 1)
+
+case_cnn_faults() {
+  run ref 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
+    --save-weights "$work/ref.w"
+  # Killed after a checkpoint, resumed.
+  local dir="$work/k.ckpt"
+  run killed fail "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
+    --checkpoint "$dir" --fault kill-after-step:130
+  run resumed 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
+    --checkpoint "$dir" --resume --save-weights "$work/resumed.w"
+  expect resumed "resuming from .*ckpt-0000000120.gclt \(step 120\)"
+  same "$work/ref.w" "$work/resumed.w"
+  # SIGTERM to poprun after a random checkpoint: exit 143, one line, its checkpoint; resumed.
+  dir="$work/t.ckpt"
+  local k=$(((2 + RANDOM % 8) * 40))
+  setsid "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
+    --checkpoint "$dir" >"$work/term.out" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1200); do
+    [ "$(newest_ckpt "$dir")" -ge "$k" ] && break
+    sleep 0.05
+  done
+  kill -TERM "$pid"
+  wait "$pid"
+  echo $? >"$work/term.rc"
+  stopped_checks term SIGTERM 143 "$dir"
+  run term-resumed 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
+    --checkpoint "$dir" --resume --save-weights "$work/term.w"
+  same "$work/ref.w" "$work/term.w"
+  # poprun --max-restarts 1: an instance killed with SIGKILL after a random checkpoint; the job
+  # restarts, resumes by itself and ends bitwise as uninterrupted.
+  dir="$work/r.ckpt"
+  local mark="cnn-$$-$RANDOM" v=$((RANDOM % 2)) p=
+  k=$(((2 + RANDOM % 8) * 40))
+  TRAIN_TEST_MARK=$mark "$poprun" --max-restarts 1 --num-replicas 2 --num-instances 2 "$train" \
+    "${cnn_long[@]}" --checkpoint "$dir" --save-weights "$work/restart.w" >"$work/restart.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 1200); do
+    [ "$(newest_ckpt "$dir")" -ge "$k" ] && break
+    sleep 0.05
+  done
+  for _ in $(seq 50); do
+    p=$(pid_of "$v" 0 "$mark")
+    [ -n "$p" ] && break
+    sleep 0.1
+  done
+  [ -n "$p" ] || { cat "$work/restart.out" >&2; fail "no train of instance $v"; }
+  kill -KILL "$p"
+  echo "killed instance $v after the checkpoint of step $(newest_ckpt "$dir")"
+  wait "$pid" || { cat "$work/restart.out" >&2; fail "the restarted job failed"; }
+  expect restart "^poprun: instance $v \(host localhost\) was killed by signal 9 \(SIGKILL\); restarting the job \(restart 1 of 1\)$"
+  expect restart "train: restart 1 of the job \(POPDIST_RESTART_COUNT=1\): resuming from"
+  same "$work/ref.w" "$work/restart.w"
+}
+
+# The CNN across two hosts made of network namespaces (root; else 77, a skip): 2 instances of 8
+# replicas over tcp end bitwise as on one host, and SIGTERM to poprun stops both with a
+# checkpoint that resumes on one host.
+case_cnn_hosts() {
+  [ -n "$cluster" ] || fail "cnn_hosts needs NETNS_CLUSTER"
+  "$cluster" 1 -- true 2>"$work/skip.out"
+  local rc=$?
+  if [ "$rc" -eq 77 ]; then cat "$work/skip.out"; exit 77; fi
+  run one 0 "$poprun" --num-replicas 16 --num-instances 2 "$train" "${cnn[@]}" \
+    --save-weights "$work/one.w"
+  run two 0 "$cluster" 2 -- "$poprun" -H h1,h2 --num-replicas 16 --num-instances 2 "$train" \
+    "${cnn[@]}" --save-weights "$work/two.w"
+  expect two "netns-cluster: hosts h1,h2"
+  same "$work/one.w" "$work/two.w"
+  run ref 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
+    --save-weights "$work/ref.w"
+  local dir="$work/h.ckpt" k=$(((2 + RANDOM % 8) * 40))
+  setsid "$cluster" 2 -- "$poprun" -H h1,h2 --num-replicas 2 --num-instances 2 "$train" \
+    "${cnn_long[@]}" --checkpoint "$dir" >"$work/hosts.out" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1200); do
+    [ "$(newest_ckpt "$dir")" -ge "$k" ] && break
+    sleep 0.05
+  done
+  kill -TERM "$pid"
+  wait "$pid"
+  echo $? >"$work/hosts.rc"
+  stopped_checks hosts SIGTERM 143 "$dir"
+  run hosts-resumed 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
+    --checkpoint "$dir" --resume --save-weights "$work/hosts.w"
+  same "$work/ref.w" "$work/hosts.w"
 }
 
 "case_$case_name"
