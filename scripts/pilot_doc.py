@@ -16,7 +16,7 @@ def what(name):
         return WHAT[name]
     kind, _, pod = name.partition("-")
     if kind == "sim":
-        return ("sim-step's prediction for %s: train's MLP from a model file, the global batch "
+        return ("sim-step's prediction for %s: train's model from a model file, the global batch "
                 "split over the replicas (phantom, simulated only)" % pod)
     if kind == "plan":
         return ("sim-step --plan's plan for %s: the best ways it found to run the same model "
@@ -37,9 +37,11 @@ def header(P):
             opts += " --%s %s" % (k.replace("_", "-"), c[k])
     extra = (" with PILOT_TRAIN_ARGS=\"%s\"" % c["train_extra_args"]) if c.get("train_extra_args") else ""
     mem = "%.1f GB" % (int(c["memory_kb"]) / 1e6) if c.get("memory_kb", "").isdigit() else "?"
+    model = c.get("model", "mlp")
+    opts = " --model %s%s" % (model, opts)
     return [
-        ("h1", "Pilot report: train's MLP on Fashion-MNIST, gcl on a simulated IPU pod against an "
-               "MPI baseline"),
+        ("h1", "Pilot report: train's %s on Fashion-MNIST, gcl on a simulated IPU pod against an "
+               "MPI baseline" % model.upper()),
         ("p", "`scripts/pilot%s`%s, %s, on %s (%s cores, %s, %s of memory), commit %s." % (
             opts, extra, c.get("date", "?"), c.get("host", "?"), c.get("nproc", "?"),
             c.get("cpu", "?"), mem, c.get("commit", "?"))),
@@ -267,6 +269,7 @@ def sim_pod(P, plots):
                                       *[fmt_s(mean[k]) for k in ("compute_s", "exchange_s",
                                                                  "sync_s", "host_wait_s",
                                                                  "idle_s")])))
+        blocks += sim_layers(P, j)
     else:
         blocks.append(("p", "**No simulated figures from train**: %s." % P.why_no_sim()))
     rows = []
@@ -285,10 +288,11 @@ def sim_pod(P, plots):
                      fmt_s(1e-6 * j["step_time_us"]), fmt_n(j["samples_per_s"]), shares,
                      j["allreduce_algorithm"], j["dominant"],
                      fmt_n(j["peak_memory_bytes"] / 1e6, "MB")))
-    blocks.append(("p", "sim-step's prediction from a model file of train's MLP (raw/train-mlp.txt:"
-                        " its matmuls, ReLUs and loss as train charges them), with the global "
-                        "batch split over the pod's replicas, so that every pod runs the same "
-                        "steps to the same accuracy (strong scaling)."))
+    blocks.append(("p", "sim-step's prediction from a model file of train's %s (raw/train-model.txt:"
+                        " its convolutions, poolings, matmuls, ReLUs and loss as train charges "
+                        "them), with the global batch split over the pod's replicas, so that "
+                        "every pod runs the same steps to the same accuracy (strong scaling)." %
+                        P.cfg.get("model", "mlp").upper()))
     blocks.append(("table", ("pod", "replicas x micro-batch", "step (predicted)", "samples/s",
                              "compute / exchange / sync / host / idle %", "all-reduce",
                              "dominant", "peak memory"), rows))
@@ -299,6 +303,38 @@ def sim_pod(P, plots):
                             "%s (%+.1f%%; train also charges zeroing its gradients)." % (
                                 fmt_s(a), fmt_s(b), 100 * (a / b - 1))))
     return blocks
+
+
+def sim_layers(P, j):
+    """What each layer costs in train's simulated step, and the gradient all-reduce's simulated
+    share of the step beside its real one on this host."""
+    out = []
+    layers = j.get("sim_layers") or []
+    if layers:
+        rows = [(l["name"], l["kind"], l["stage"] + 1, fmt_s(l["forward_s"]),
+                 fmt_s(l["backward_s"])) for l in layers]
+        for l in layers:
+            P.fig("simulated %s forward + backward per step" % l["name"],
+                  fmt_s(l["forward_s"] + l["backward_s"]), SIM, "gcl")
+        out += [("p", "Each layer of replica 0's step on the simulated pod, charged by the "
+                      "layer-level cost model sim-step uses for ResNet-50 (convolutions as "
+                      "convolutions, pooling as pooling, dense layers as matmuls; each with its "
+                      "ReLU, its tile syncs and its on-chip exchange):"),
+                ("table", ("layer", "kind", "stage", "forward (simulated)",
+                           "backward (simulated)"), rows)]
+    split = j.get("sim_time_split") or []
+    if split and "allreduce_s" in split[0]:
+        sim_ar = max(s["allreduce_s"] for s in split[:j["ipus_per_replica"]])
+        step = j["sim_step_time_s"]
+        real = j["collective_wait_fraction"]
+        P.fig("gradient all-reduce share of the step, simulated", pct(sim_ar / step), SIM, "gcl")
+        P.fig("gradient all-reduce share of the step, real", pct(real), REAL, "gcl")
+        out.append(("p", "The gradient all-reduce: %s of the simulated step on %s (%s), against "
+                         "%s of the real step on this host (%d replicas in %s instances sharing "
+                         "its cores: real waiting includes the other replicas' compute)." % (
+                             fmt_s(sim_ar), j["topology"], pct(sim_ar / step), pct(real),
+                             j["replicas"], j["instances"])))
+    return out
 
 
 def plan_pods(P):

@@ -5,7 +5,7 @@ Every figure is one of:
                            clock, noisy)
   simulated                the cost model of a GC200 pod (docs/validation.md): train's own
                            clocks on POD16, the job as it ran
-  simulated: a prediction  sim-step's prediction for a pod from a model file of train's MLP,
+  simulated: a prediction  sim-step's prediction for a pod from a model file of train's model,
                            the job as the pilot lays it out there (data-parallel, the global
                            batch split over the replicas)
   simulated: a plan        sim-step --plan's best way to run that model file on a pod, which

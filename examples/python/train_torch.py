@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Data-parallel PyTorch training on simulated IPUs: a multi-layer perceptron on Fashion-MNIST.
+"""Data-parallel PyTorch training on simulated IPUs: an MLP or a CNN on Fashion-MNIST.
 
     poprun --num-replicas 8 --num-instances 2 python3 examples/python/train_torch.py
+    poprun --num-replicas 16 --num-instances 4 python3 examples/python/train_torch.py --model cnn
 
 Every local simulated IPU (one thread each) holds a replica of the model. Each step takes the
 next global batch of the epoch's sample order (the same on every replica, from --seed); replica r
@@ -11,6 +12,12 @@ makes bitwise the same everywhere, so the weights stay identical; after every ep
 them is all-gathered and compared, and a run whose replicas differ stops with "replicas
 diverged". Each layer's FLOPs and bytes are charged to the simulated IPU, so the run also
 reports the simulated step time on the job's pod, as examples/train does. Instance 0 prints.
+
+--model cnn is train's default CNN (examples/train/cnn.c) in torch, trained as train trains it:
+conv 3x3 to 16 channels, ReLU, 2x2 max pooling, conv 3x3 to 32, ReLU, pooling, dense 128, ReLU,
+dense 10; He-uniform weights and zero biases; SGD with momentum 0.9, lr 0.1 after one epoch of
+linear warm-up, cosine to 0; each training image mirrored left to right with probability 1/2
+per epoch. It is the reference train's CNN is compared against (docs/train.md).
 """
 
 import os
@@ -45,11 +52,19 @@ DATA = "/usr/share/datasets/fashion-mnist"
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--epochs", type=int, help="passes over the data (default 8; 1 with --quick)")
+    p.add_argument("--model", choices=("mlp", "cnn"), default="mlp",
+                   help="mlp (default) or cnn, train's default CNN")
+    p.add_argument("--epochs", type=int,
+                   help="passes over the data (default 8, cnn 12; 1 with --quick)")
     p.add_argument("--batch-size", type=int, default=32, help="samples per replica per step")
-    p.add_argument("--lr", type=float, default=0.05, help="SGD learning rate (cosine decay)")
+    p.add_argument("--lr", type=float, help="SGD learning rate, cosine decay (default 0.05; cnn 0.1)")
+    p.add_argument("--warmup-epochs", type=int,
+                   help="epochs of linear learning-rate warm-up (default 0; cnn 1)")
+    p.add_argument("--augment", choices=("none", "flip"),
+                   help="flip: mirror each training image with probability 1/2 (default none; "
+                        "cnn flip)")
     p.add_argument("--momentum", type=float, default=0.9, help="SGD momentum")
-    p.add_argument("--hidden", default="256,128", help="hidden layer widths (default 256,128)")
+    p.add_argument("--hidden", default="256,128", help="MLP hidden layer widths (default 256,128)")
     p.add_argument("--seed", type=int, default=1, help="weights and sample order")
     p.add_argument("--data", default=DATA, help=f"Fashion-MNIST IDX files (default {DATA})")
     p.add_argument("--replicas", type=int, default=4, help="replicas without poprun")
@@ -60,8 +75,15 @@ def parse_args(argv):
     a = p.parse_args(argv)
     if a.quick:
         a.train_samples = a.train_samples or 4096
+    cnn = a.model == "cnn"
     if a.epochs is None:
-        a.epochs = 1 if a.quick else 8
+        a.epochs = 1 if a.quick else 12 if cnn else 8
+    if a.lr is None:
+        a.lr = 0.1 if cnn else 0.05
+    if a.warmup_epochs is None:
+        a.warmup_epochs = 1 if cnn else 0
+    if a.augment is None:
+        a.augment = "flip" if cnn else "none"
     try:
         a.hidden = [int(w) for w in a.hidden.split(",") if w]
     except ValueError:
@@ -69,8 +91,8 @@ def parse_args(argv):
     for name in ("epochs", "batch_size", "replicas"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
-    if a.train_samples < 0 or any(w < 1 for w in a.hidden) or not a.lr > 0:
-        p.error("--train-samples, --hidden and --lr must be positive")
+    if a.train_samples < 0 or any(w < 1 for w in a.hidden) or not a.lr > 0 or a.warmup_epochs < 0:
+        p.error("--train-samples, --hidden, --lr and --warmup-epochs must be positive")
     return a
 
 
@@ -122,12 +144,59 @@ def build_model(dims, seed):
     return torch.nn.Sequential(*layers)
 
 
+# train's default CNN on 28 x 28 x 1 images: (kind, channels or outputs, kernel).
+CNN = [("conv", 16, 3), ("pool", 0, 2), ("conv", 32, 3), ("pool", 0, 2), ("dense", 128, 0),
+       ("dense", 10, 0)]
+
+
+def build_cnn(seed):
+    """train's CNN, initialised as train initialises it: He-uniform weights (bound
+    sqrt(6 / fan-in)), zero biases. Also each layer's FLOPs and activation bytes per sample and
+    its weight bytes, for the simulated cost."""
+    torch.manual_seed(seed)
+    layers, costs, c, hw, flat = [], [], 1, 28, False
+    for i, (kind, out, k) in enumerate(CNN):
+        last = i == len(CNN) - 1
+        if kind == "conv":
+            layers.append(torch.nn.Conv2d(c, out, k, padding=k // 2))
+            costs.append((2.0 * hw * hw * k * k * c * out, 4.0 * hw * hw * (c + 2 * out),
+                          4.0 * k * k * c * out))
+            c = out
+        elif kind == "pool":
+            layers.append(torch.nn.MaxPool2d(k))
+            costs.append((0.0, 4.0 * hw * hw * c * 1.25, 0.0))
+            hw //= k
+            continue
+        else:
+            if not flat:
+                layers.append(torch.nn.Flatten())
+                c, hw, flat = c * hw * hw, 1, True
+            layers.append(torch.nn.Linear(c, out))
+            costs.append((2.0 * c * out, 4.0 * (c + 2 * out), 4.0 * c * out))
+            c = out
+        if not last:
+            layers.append(torch.nn.ReLU())
+    model = torch.nn.Sequential(*layers)
+    with torch.no_grad():
+        for m in model:
+            if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+                bound = math.sqrt(6.0 / m.weight[0].numel())
+                m.weight.uniform_(-bound, bound)
+                m.bias.zero_()
+    return model, costs
+
+
 class Job:
     """What every IPU's program shares: options, data, the initial model, per-replica results."""
 
     def __init__(self, args, data, dims, replicas, local_replicas):
         self.args, self.data, self.dims, self.replicas = args, data, dims, replicas
-        self.model = build_model(dims, args.seed)
+        if args.model == "cnn":
+            self.model, self.costs = build_cnn(args.seed)
+        else:
+            self.model = build_model(dims, args.seed)
+            self.costs = [(2.0 * dims[i] * dims[i + 1], 4.0 * (dims[i] + 2 * dims[i + 1]),
+                           4.0 * dims[i] * dims[i + 1]) for i in range(len(dims) - 1)]
         self.global_batch = replicas * args.batch_size
         self.steps_per_epoch = len(data["train"][1]) // self.global_batch
         if self.steps_per_epoch < 1:
@@ -156,22 +225,24 @@ class Replica:
 
     def charge(self, rows, backward):
         """Charges the layers' FLOPs (2 m n k per matmul; twice that backward) and bytes."""
-        d = self.job.dims
-        for i in range(len(d) - 1):
-            flops = 2.0 * rows * d[i] * d[i + 1] * (2 if backward else 1)
-            nbytes = 4.0 * (rows * d[i] + d[i] * d[i + 1] + 2 * rows * d[i + 1])
-            self.ctx.charge_compute("backward" if backward else "forward", flops,
-                                    nbytes * (2 if backward else 1))
+        k = 2 if backward else 1
+        for flops, act_bytes, weight_bytes in self.job.costs:
+            self.ctx.charge_compute("backward" if backward else "forward", k * rows * flops,
+                                    k * (rows * act_bytes + weight_bytes))
         if backward:  # the SGD update with momentum: read and write weights, grads and state
             n = float(self.flat.numel())
             self.ctx.charge_compute("optimizer", 4 * n, 20 * n)
 
-    def step(self, order, step, lr):
-        """One training step; returns (loss sum, correct, samples) of this replica's share."""
+    def step(self, order, step, lr, flips):
+        """One training step; returns (loss sum, correct, samples) of this replica's share.
+        FLIPS (None: no augmentation) says which training images are mirrored this epoch."""
         job, b = self.job, self.job.args.batch_size
         at = (step % job.steps_per_epoch) * job.global_batch + self.ctx.replica * b
         idx = order[at:at + b]
         x, y = job.data["train"][0][idx], job.data["train"][1][idx]
+        if flips is not None:
+            mirrored = x.reshape(b, 28, 28).flip(2).reshape(x.shape)
+            x = torch.where(flips[idx].reshape([b] + [1] * (x.dim() - 1)), mirrored, x)
         self.flat.zero_()
         logits = self.model(x)
         loss = F.cross_entropy(logits, y)
@@ -225,12 +296,20 @@ def train_epoch(r, epoch, step_times):
     job, a = r.job, r.job.args
     order = torch.from_numpy(np.random.RandomState(a.seed * 1000 + epoch)
                              .permutation(len(job.data["train"][1])))
+    flips = None
+    if a.augment == "flip":  # one coin per image and epoch, the same on every replica
+        g = torch.Generator().manual_seed(a.seed * 1000 + epoch + 500)
+        flips = torch.rand(len(job.data["train"][1]), generator=g) < 0.5
+    warm = a.warmup_epochs * job.steps_per_epoch
     loss = correct = seen = 0
     for s in range(job.steps_per_epoch):
         step = epoch * job.steps_per_epoch + s
-        lr = 0.5 * a.lr * (1 + math.cos(math.pi * step / job.steps))
+        if step < warm:  # linear warm-up, then cosine to 0, as train's optim_lr
+            lr = a.lr * (step + 1) / warm
+        else:
+            lr = 0.5 * a.lr * (1 + math.cos(math.pi * (step - warm) / (job.steps - warm)))
         t0 = r.ctx.sim_time()
-        l, c, n = r.step(order, step, lr)
+        l, c, n = r.step(order, step, lr, flips)
         step_times.append(r.ctx.sim_time() - t0)
         loss, correct, seen = loss + l, correct + c, seen + n
     loss, correct, seen = totals(r.comm, loss, correct, seen)
@@ -279,20 +358,28 @@ def main(argv):
     # do not each start a pool of as many threads as there are cores.
     torch.set_num_threads(1)
     data = load_data(args.data, args.train_samples)
+    if args.model == "cnn":  # images as 1 x 28 x 28
+        for part in data.values():
+            part[0] = part[0].reshape(-1, 1, 28, 28)
     with gcl.init(replicas=args.replicas) as inst:
         info = inst.info
-        dims = [data["train"][0].shape[1]] + args.hidden + [10]
+        dims = [784] + args.hidden + [10]
         job = Job(args, data, dims, info.num_replicas, info.num_local_replicas)
         talk = popdist.getInstanceIndex() == 0
         if talk:
             print(f"train_torch: {len(data['train'][1])} training and {len(data['test'][1])} "
                   f"test samples from {args.data}")
-            print(f"train_torch: MLP {'-'.join(map(str, dims))} "
+            name = (f"MLP {'-'.join(map(str, dims))}" if args.model == "mlp" else "CNN 28x28x1 "
+                    "conv:16:3 pool:2 conv:32:3 pool:2 dense:128 dense:10")
+            print(f"train_torch: {name} "
                   f"({sum(p.numel() for p in job.model.parameters())} parameters), "
                   f"{info.num_replicas} replicas over {info.num_instances} instances")
+            extra = f" after {args.warmup_epochs} warm-up epochs" if args.warmup_epochs else ""
+            extra += ", images flipped" if args.augment == "flip" else ""
             print(f"train_torch: global batch {job.global_batch} ({info.num_replicas} x "
-                  f"{args.batch_size}), sgd lr {args.lr:g} cosine, momentum {args.momentum:g}; "
-                  f"{args.epochs} epochs of {job.steps_per_epoch} steps", flush=True)
+                  f"{args.batch_size}), sgd lr {args.lr:g} cosine{extra}, momentum "
+                  f"{args.momentum:g}; {args.epochs} epochs of {job.steps_per_epoch} steps",
+                  flush=True)
         inst.run(program, job)
         if talk:
             print_report(job, inst, t_start)

@@ -33,6 +33,21 @@ def test_quick_run_under_poprun():
     assert 0.5 < float(m.group(1)) < 0.95 and int(m.group(2)) == round(float(m.group(1)) * 1e4)
 
 
+def test_cnn_quick_run_under_poprun():
+    r = poprun(4, 2, [PYTHON, TRAIN, "--model", "cnn", "--quick"], timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = by_instance(r.stdout)[0]
+    assert lines[1] == ("train_torch: CNN 28x28x1 conv:16:3 pool:2 conv:32:3 pool:2 dense:128 "
+                        "dense:10 (206922 parameters), 4 replicas over 2 instances"), lines[1]
+    assert lines[2] == ("train_torch: global batch 128 (4 x 32), sgd lr 0.1 cosine after 1 "
+                        "warm-up epochs, images flipped, momentum 0.9; 1 epochs of 32 steps")
+    m = re.fullmatch(r"train_torch: test accuracy (0\.[0-9]{4}) \(([0-9]+)/10000\), test loss "
+                     r"[0-9.]+", lines[-1])
+    assert m, lines[-1]
+    # One epoch over 4096 samples, all of it warm-up: well above chance.
+    assert 0.5 < float(m.group(1)) < 0.95
+
+
 def test_bad_options_are_usage_errors():
     r = run([PYTHON, TRAIN, "--epochs", "0"])
     assert r.returncode == 2 and "--epochs must be at least 1" in r.stderr, r.stderr
