@@ -61,7 +61,7 @@ static double run_case(conv_case_t *c, int lowered)
     double t = cpu_s();
     if (lowered) {
         conv_forward(g, c->x, c->w, c->b, c->y, c->rows, 1, c->col);
-        conv_backward(g, c->x, c->w, c->dy, c->dw, c->db, dx, c->rows, c->col);
+        conv_backward(g, c->x, c->w, c->dy, c->dw, c->db, dx, c->rows, c->col, 1);
     } else {
         conv_forward_direct(g, c->x, c->w, c->b, c->y, c->rows, 1);
         conv_backward_direct(g, c->x, c->w, c->dy, c->dw, c->db, dx, c->rows);

@@ -70,11 +70,12 @@ void conv_forward(const conv_geom_t *g, const float *x, const float *w, const fl
                   int rows, int relu, float *col);
 /*
  * Convolution backward for DY (the gradient at the pre-activation, NHWC): DW += DY^T COL and
- * DB += DY's sums per channel (COL rebuilt from X), and, when DX is not NULL, DX = col2im(DY W):
- * each window's gradient added back to the pixels under it, in a fixed order.
+ * DB += DY's sums per channel, and, when DX is not NULL, DX = col2im(DY W): each window's
+ * gradient added back to the pixels under it, in a fixed order. COL_READY: COL still holds X's
+ * im2col matrix from conv_forward (else it is rebuilt from X). Computing DX overwrites COL.
  */
 void conv_backward(const conv_geom_t *g, const float *x, const float *w, const float *dy, float *dw,
-                   float *db, float *dx, int rows, float *col);
+                   float *db, float *dx, int rows, float *col, int col_ready);
 
 /* The same two functions as direct loops over every output, window position and channel (the
  * reference; sums in another order, so equal to the lowered ones within rounding only). */

@@ -214,14 +214,22 @@ void model_init_layer(const model_shape_t *m, int l, uint64_t seed, float *param
     memset(params + y->nweights, 0, y->nbias * sizeof(float));
 }
 
+/* Where each convolution of [L0, L1)'s im2col matrix for ROWS samples starts in the buffer of
+ * model_col_floats: AT[l - l0]; returns the total. */
+static size_t col_offsets(const model_shape_t *m, int l0, int l1, int rows, size_t *at)
+{
+    size_t n = 0;
+    for (int l = l0; l < l1; l++) {
+        at[l - l0] = n;
+        n += m->layer[l].kind == LAYER_CONV ? conv_col_floats(&m->layer[l].g, rows) : 0;
+    }
+    return n;
+}
+
 size_t model_col_floats(const model_shape_t *m, int l0, int l1, int rows)
 {
-    size_t most = 0;
-    for (int l = l0; l < l1; l++) {
-        size_t n = m->layer[l].kind == LAYER_CONV ? conv_col_floats(&m->layer[l].g, rows) : 0;
-        most = n > most ? n : most;
-    }
-    return most;
+    size_t at[MODEL_MAX_LAYERS];
+    return col_offsets(m, l0, l1, rows, at);
 }
 
 size_t model_inner_values(const model_shape_t *m, int l0, int l1)
@@ -235,6 +243,8 @@ size_t model_inner_values(const model_shape_t *m, int l0, int l1)
 void model_forward(const model_shape_t *m, int l0, int l1, const float *w, float *const *act,
                    int rows, float *col)
 {
+    size_t at[MODEL_MAX_LAYERS];
+    col_offsets(m, l0, l1, rows, at);
     for (int l = l0; l < l1; l++) {
         const layer_t *y = &m->layer[l];
         const float *p = w + (m->offset[l] - m->offset[l0]);
@@ -243,7 +253,7 @@ void model_forward(const model_shape_t *m, int l0, int l1, const float *w, float
         if (y->kind == LAYER_DENSE)
             dense_forward(x, p, p + y->nweights, out, rows, y->g.c, y->g.oc, y->relu);
         else if (y->kind == LAYER_CONV)
-            conv_forward(&y->g, x, p, p + y->nweights, out, rows, y->relu, col);
+            conv_forward(&y->g, x, p, p + y->nweights, out, rows, y->relu, col + at[l - l0]);
         else
             pool_forward(&y->g, x, out, rows);
     }
@@ -252,6 +262,8 @@ void model_forward(const model_shape_t *m, int l0, int l1, const float *w, float
 void model_backward(const model_shape_t *m, int l0, int l1, const float *w, float *const *act,
                     float *dy, float *g, float *dx, int rows, float *const scratch[2], float *col)
 {
+    size_t at[MODEL_MAX_LAYERS];
+    col_offsets(m, l0, l1, rows, at);
     for (int l = l1 - 1, t = 0; l >= l0; l--, t++) {
         const layer_t *y = &m->layer[l];
         if (y->relu)
@@ -263,7 +275,8 @@ void model_backward(const model_shape_t *m, int l0, int l1, const float *w, floa
         if (y->kind == LAYER_DENSE)
             dense_backward(x, p, dy, gp, gp + y->nweights, in_grad, rows, y->g.c, y->g.oc);
         else if (y->kind == LAYER_CONV)
-            conv_backward(&y->g, x, p, dy, gp, gp + y->nweights, in_grad, rows, col);
+            conv_backward(&y->g, x, p, dy, gp, gp + y->nweights, in_grad, rows, col + at[l - l0],
+                          1);
         else if (in_grad)
             pool_backward(&y->g, x, dy, in_grad, rows);
         dy = in_grad;

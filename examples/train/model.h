@@ -139,7 +139,9 @@ int model_split(const model_shape_t *m, int k, int *first);
  */
 void model_init_layer(const model_shape_t *m, int l, uint64_t seed, float *params);
 
-/* Floats of the im2col matrix the convolutions of layers [L0, L1) need for ROWS samples. */
+/* Floats of the im2col matrices of the convolutions of layers [L0, L1) for ROWS samples, one
+ * after the other: the forward pass leaves each there for the backward pass of the same
+ * micro-batch, which then needs no second im2col. */
 size_t model_col_floats(const model_shape_t *m, int l0, int l1, int rows);
 /* The largest input of layers (L0, L1) per sample: what each backward scratch buffer holds. */
 size_t model_inner_values(const model_shape_t *m, int l0, int l1);
@@ -147,7 +149,8 @@ size_t model_inner_values(const model_shape_t *m, int l0, int l1);
 /*
  * Forward of layers [L0, L1) for ROWS samples: ACT[i] is the input of layer L0 + i (ACT[0]
  * given), ACT[L1 - L0] the output. W is the parameter vector's slice from layer L0's
- * parameters on; COL holds model_col_floats.
+ * parameters on; COL holds model_col_floats and keeps the convolutions' im2col matrices for
+ * model_backward.
  */
 void model_forward(const model_shape_t *m, int l0, int l1, const float *w, float *const *act,
                    int rows, float *col);
@@ -155,7 +158,8 @@ void model_forward(const model_shape_t *m, int l0, int l1, const float *w, float
  * Backward of layers [L0, L1): DY is the gradient at the output of layer L1 - 1 (before its
  * ReLU is applied backward; it is overwritten), G (the slice as W) accumulates the parameter
  * gradients, and DX, when not NULL, receives the gradient at the input of layer L0. SCRATCH is
- * two buffers of ROWS x model_inner_values floats each.
+ * two buffers of ROWS x model_inner_values floats each; COL is what model_forward of the same
+ * ROWS samples left there (it is overwritten).
  */
 void model_backward(const model_shape_t *m, int l0, int l1, const float *w, float *const *act,
                     float *dy, float *g, float *dx, int rows, float *const scratch[2], float *col);

@@ -14,56 +14,82 @@
  *
  * (The first window's 3 at (0, 1) comes before the one at (1, 1); the last window's first 5.)
  */
-#include <float.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "layers.h"
 
-/* Offset in the image of the first largest input of the window at (IY0, IX0), channel C. */
-static size_t argmax(const conv_geom_t *g, const float *img, int iy0, int ix0, int c)
+/* The window of output (OY, OX) clipped to the image: rows [*Y0, *Y1), columns [*X0, *X1). */
+static void window(const conv_geom_t *g, int oy, int ox, int *y0, int *y1, int *x0, int *x1)
 {
-    size_t best = 0;
-    float top = -FLT_MAX;
-    int found = 0;
-    for (int ky = 0; ky < g->kernel; ky++) {
-        int iy = iy0 + ky;
-        for (int kx = 0; iy >= 0 && iy < g->h && kx < g->kernel; kx++) {
-            int ix = ix0 + kx;
-            if (ix < 0 || ix >= g->w)
-                continue;
-            size_t at = ((size_t)iy * g->w + ix) * g->c + c;
-            if (!found || img[at] > top) {
-                top = img[at];
-                best = at;
-                found = 1;
-            }
-        }
-    }
-    return best;
+    int iy = oy * g->stride - g->pad, ix = ox * g->stride - g->pad;
+    *y0 = iy < 0 ? 0 : iy;
+    *x0 = ix < 0 ? 0 : ix;
+    *y1 = iy + g->kernel < g->h ? iy + g->kernel : g->h;
+    *x1 = ix + g->kernel < g->w ? ix + g->kernel : g->w;
 }
 
 void pool_forward(const conv_geom_t *g, const float *x, float *y, int rows)
 {
+    size_t c = (size_t)g->c;
     for (int n = 0; n < rows; n++) {
-        const float *img = x + (size_t)n * g->h * g->w * g->c;
-        for (int oy = 0; oy < g->oh; oy++)
-            for (int ox = 0; ox < g->ow; ox++, y += g->c)
-                for (int c = 0; c < g->c; c++)
-                    y[c] = img[argmax(g, img, oy * g->stride - g->pad, ox * g->stride - g->pad, c)];
+        const float *img = x + (size_t)n * g->h * g->w * c;
+        for (int oy = 0; oy < g->oh; oy++) {
+            for (int ox = 0; ox < g->ow; ox++, y += c) {
+                int y0, y1, x0, x1;
+                window(g, oy, ox, &y0, &y1, &x0, &x1);
+                float *restrict out = y;
+                const float *restrict first = img + ((size_t)y0 * g->w + x0) * c;
+                for (size_t k = 0; k < c; k++)
+                    out[k] = first[k];
+                for (int iy = y0; iy < y1; iy++) {
+                    for (int ix = x0; ix < x1; ix++) {
+                        const float *restrict p = img + ((size_t)iy * g->w + ix) * c;
+                        for (size_t k = 0; k < c; k++)
+                            out[k] = p[k] > out[k] ? p[k] : out[k];
+                    }
+                }
+            }
+        }
     }
 }
 
+/* Channels at a time in pool_backward's search for each channel's first maximum. */
+#define POOL_BLOCK 64
+
 void pool_backward(const conv_geom_t *g, const float *x, const float *dy, float *dx, int rows)
 {
-    size_t per = (size_t)g->h * g->w * g->c;
+    size_t c = (size_t)g->c, per = (size_t)g->h * g->w * c;
     memset(dx, 0, (size_t)rows * per * sizeof(float));
     for (int n = 0; n < rows; n++) {
         const float *img = x + (size_t)n * per;
         float *dimg = dx + (size_t)n * per;
-        for (int oy = 0; oy < g->oh; oy++)
-            for (int ox = 0; ox < g->ow; ox++, dy += g->c)
-                for (int c = 0; c < g->c; c++)
-                    dimg[argmax(g, img, oy * g->stride - g->pad, ox * g->stride - g->pad, c)] +=
-                        dy[c];
+        for (int oy = 0; oy < g->oh; oy++) {
+            for (int ox = 0; ox < g->ow; ox++, dy += c) {
+                int y0, y1, x0, x1;
+                window(g, oy, ox, &y0, &y1, &x0, &x1);
+                for (size_t k0 = 0; k0 < c; k0 += POOL_BLOCK) {
+                    size_t nk = c - k0 < POOL_BLOCK ? c - k0 : POOL_BLOCK;
+                    float best[POOL_BLOCK];
+                    int arg[POOL_BLOCK]; /* the pixel, y * w + x, of each channel's maximum */
+                    const float *first = img + ((size_t)y0 * g->w + x0) * c + k0;
+                    for (size_t k = 0; k < nk; k++)
+                        best[k] = first[k], arg[k] = y0 * g->w + x0;
+                    for (int iy = y0; iy < y1; iy++) {
+                        for (int ix = x0; ix < x1; ix++) {
+                            int pix = iy * g->w + ix;
+                            const float *p = img + (size_t)pix * c + k0;
+                            for (size_t k = 0; k < nk; k++) { /* masks: vectorised */
+                                int32_t more = -(int32_t)(p[k] > best[k]);
+                                best[k] = p[k] > best[k] ? p[k] : best[k];
+                                arg[k] = (arg[k] & ~more) | (pix & more);
+                            }
+                        }
+                    }
+                    for (size_t k = 0; k < nk; k++)
+                        dimg[(size_t)arg[k] * c + k0 + k] += dy[k0 + k];
+                }
+            }
+        }
     }
 }

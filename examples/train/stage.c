@@ -157,9 +157,11 @@ static gcl_status_t alloc_host(stage_t *st)
     st->act_req = calloc((size_t)st->nslots, sizeof *st->act_req);
     st->dx_req = calloc((size_t)st->nslots, sizeof *st->dx_req);
     st->ops = calloc(2 * (size_t)G, sizeof *st->ops);
-    /* The convolutions' im2col matrix is how this host computes them (conv.c), not what the
-     * IPU would hold: host memory, outside the simulated SRAM. */
-    size_t col = model_col_floats(st->shape, st->l0, st->l1, st->job->micro);
+    /* The convolutions' im2col matrices, one set per micro-batch in flight, are how this host
+     * computes them (conv.c), not what the IPU would hold: host memory, outside the simulated
+     * SRAM. */
+    st->col_floats = model_col_floats(st->shape, st->l0, st->l1, st->job->micro);
+    size_t col = st->col_floats * (size_t)st->nslots;
     st->col = col ? malloc(col * sizeof(float)) : NULL;
     st->labels = calloc((size_t)st->nslots * st->job->micro, 1);
     st->idx = calloc((size_t)st->job->micro, sizeof *st->idx);

@@ -34,9 +34,10 @@ typedef struct {
     float **dx;   /* [slot]: gradient of the stage's input, sent upstream (stage > 0) */
     float *dy_in; /* gradient received from downstream (not on the last stage) */
     float *scratch[2];
-    float *col;      /* the convolutions' im2col matrix (host memory; NULL without any) */
-    uint8_t *labels; /* [slot * micro]: labels of the micro-batches (last stage) */
-    uint32_t *idx;   /* [micro]: samples of the current micro-batch */
+    float *col;        /* the convolutions' im2col matrices, per slot (host; NULL without) */
+    size_t col_floats; /* of one slot */
+    uint8_t *labels;   /* [slot * micro]: labels of the micro-batches (last stage) */
+    uint32_t *idx;     /* [micro]: samples of the current micro-batch */
     gcl_request_t *act_req, *dx_req;
     pipe_op_t *ops;
     uint32_t *perm; /* sample order of epoch perm_epoch (first and last stage) */

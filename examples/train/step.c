@@ -101,7 +101,7 @@ static float *act(stage_t *st, int slot, int i)
 static void forward_layers(stage_t *st, int slot, int rows)
 {
     model_forward(st->shape, st->l0, st->l1, st->params, &st->act[slot * (st->l1 - st->l0 + 1)],
-                  rows, st->col);
+                  rows, st->col + st->col_floats * (size_t)slot);
     for (int l = st->l0; l < st->l1; l++)
         charge_layer(st, l, GCL_PASS_FORWARD, rows, 1);
 }
@@ -203,7 +203,8 @@ static gcl_status_t backward_micro(stage_t *st, int m)
     if (st->stage > 0)
         GCL_CHECK(stage_wait(st, &st->dx_req[slot]));
     model_backward(ms, st->l0, st->l1, st->params, &st->act[slot * (st->l1 - st->l0 + 1)], dy,
-                   st->grads, st->stage > 0 ? st->dx[slot] : NULL, b, st->scratch, st->col);
+                   st->grads, st->stage > 0 ? st->dx[slot] : NULL, b, st->scratch,
+                   st->col + st->col_floats * (size_t)slot);
     for (int l = st->l1 - 1; l >= st->l0; l--)
         charge_layer(st, l, GCL_PASS_BACKWARD, b, l > 0);
     if (st->stage == 0)

@@ -61,13 +61,13 @@ static void check_conv(int c, int h, int w, int oc, int k, int stride, int pad, 
     double e = rel_error(y1, y2, ny);
     if (e > 1e-5)
         fail_msg("forward %dx%dx%d k%d s%d p%d: %g", h, w, c, k, stride, pad, e);
-    conv_backward(&g, x, wt, dy, dw1, db1, dx1, rows, col);
+    conv_backward(&g, x, wt, dy, dw1, db1, dx1, rows, col, 1);
     conv_backward_direct(&g, x, wt, dy, dw2, db2, dx2, rows);
     e = fmax(rel_error(dw1, dw2, nw),
              fmax(rel_error(db1, db2, (size_t)oc), rel_error(dx1, dx2, nx)));
     if (e > 1e-5)
         fail_msg("backward %dx%dx%d k%d s%d p%d: %g", h, w, c, k, stride, pad, e);
-    conv_backward(&g, x, wt, dy, dw1, db1, NULL, rows, col); /* accumulates; no input grad */
+    conv_backward(&g, x, wt, dy, dw1, db1, NULL, rows, col, 0); /* accumulates; no input grad */
     for (size_t i = 0; i < nw; i++)
         assert_true(fabsf(dw1[i] - 2 * dw2[i]) <= 1e-4f * (1 + fabsf(dw2[i])));
     free(x), free(wt), free(b), free(y1), free(y2), free(y3), free(dy), free(col);
