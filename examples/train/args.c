@@ -382,7 +382,7 @@ int train_parse_args(int argc, char **argv, train_opts_t *o)
 {
     set_defaults(o);
     int rc;
-    int augment_given = 0, warmup_given = 0;
+    int augment_given = 0, warmup_given = 0, decay_given = 0;
     int lr_given = 0, epochs_given = 0, model_given = 0, hidden_given = 0, layers_given = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -410,6 +410,7 @@ int train_parse_args(int argc, char **argv, train_opts_t *o)
         epochs_given |= !strcmp(d->name, "--epochs");
         augment_given |= !strcmp(d->name, "--augment");
         warmup_given |= !strcmp(d->name, "--warmup-steps");
+        decay_given |= !strcmp(d->name, "--weight-decay");
         model_given |= !strcmp(d->name, "--model");
         hidden_given |= !strcmp(d->name, "--hidden");
         layers_given |= !strcmp(d->name, "--layers");
@@ -426,6 +427,8 @@ int train_parse_args(int argc, char **argv, train_opts_t *o)
         o->epochs = o->model->epochs;
     if (!augment_given)
         o->augment = o->model->augment;
+    if (!decay_given)
+        o->optim.weight_decay = o->model->weight_decay;
     if (!warmup_given) /* the model's, in epochs: job_init makes it steps */
         o->optim.warmup_steps = -1;
     if (o->resume && !o->checkpoint_dir) {

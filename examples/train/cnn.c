@@ -142,4 +142,13 @@ static int cnn_describe(const model_opts_t *o, int c, int h, int w, int classes,
     return 0;
 }
 
-const model_def_t model_cnn = {"cnn", "CNN", 12, 1, 1, 0.1, 0.001, cnn_describe};
+/* train's defaults for the CNN: docs/train.md says how they were chosen. */
+const model_def_t model_cnn = {.name = "cnn",
+                               .title = "CNN",
+                               .epochs = 12,
+                               .augment = 1,
+                               .warmup_epochs = 1,
+                               .sgd_lr = 0.1,
+                               .adam_lr = 0.001,
+                               .weight_decay = 0,
+                               .describe = cnn_describe};

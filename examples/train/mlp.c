@@ -22,4 +22,9 @@ static int mlp_describe(const model_opts_t *o, int c, int h, int w, int classes,
     return 0;
 }
 
-const model_def_t model_mlp = {"mlp", "MLP", 30, 0, 0, 0.05, 0.001, mlp_describe};
+const model_def_t model_mlp = {.name = "mlp",
+                               .title = "MLP",
+                               .epochs = 30,
+                               .sgd_lr = 0.05,
+                               .adam_lr = 0.001,
+                               .describe = mlp_describe};

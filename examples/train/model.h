@@ -77,6 +77,7 @@ typedef struct {
     int augment;
     int warmup_epochs; /* --warmup-steps: this many epochs of steps */
     double sgd_lr, adam_lr;
+    double weight_decay; /* --weight-decay */
     /* Fills SPEC for images of C x H x W and CLASSES classes from O. Returns 0, or -1 with one
      * line in ERR naming what is wrong (an unknown layer, a value out of range). */
     int (*describe)(const model_opts_t *o, int c, int h, int w, int classes, model_spec_t *spec,

@@ -625,9 +625,9 @@ PY
 
 # ---- the CNN ------------------------------------------------------------------------------------
 # The default CNN (conv:16:3, pool:2, conv:32:3, pool:2, dense:128, dense:10) on a slice: 16
-# replicas of micro-batches of 4, 16 steps an epoch.
+# replicas of micro-batches of 4, 16 steps an epoch, 8 of them.
 cnn=(--data "$data" --train-samples 1024 --test-samples 256 --model cnn --epochs 2 --batch-size 4
-     --progress plain)
+     --max-steps 8 --progress plain)
 
 case_cnn() {
   # The same 16 replicas on 1, 4 and 16 instances, and under plain mpirun (4 ranks of 4
@@ -678,12 +678,18 @@ PY
     same "$work/p1.w" "$work/p2-$sched.w"
   done
   # The MPI baseline trains the same CNN: within 1e-5 of gcl's 4 replicas.
-  local common=("${cnn[@]}" --max-steps 20 --seed 5)
+  local common=("${cnn[@]}" --max-steps 10 --seed 5)
   run g4 0 "$poprun" --num-replicas 4 --num-instances 2 "$train" "${common[@]}" \
     --save-weights "$work/g4.w"
   run m4 0 "${mpirun[@]}" -np 4 "$train" --backend mpi "${common[@]}" --save-weights "$work/m4.w"
   "$cmp" --rtol 1e-5 "$work/g4.w" "$work/m4.w" || fail "CNN: MPI baseline and gcl disagree"
   expect m4 "^train: CNN 28x28x1 .* \(206922 parameters\), 4 replicas, one per MPI rank"
+  # f16 gradients and Adam train the CNN too.
+  run f16 0 "$poprun" --num-replicas 4 --num-instances 2 "$train" "${cnn[@]}" --max-steps 32 \
+    --grad-dtype f16 --optimizer adam --warmup-steps 0 --json "$work/f16.json"
+  expect f16 "adam lr 0.001 cosine, images flipped, f16 gradients"
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert 0.3 < r["test_accuracy"] <= 1, r' \
+    "$work/f16.json" || fail "f16 and Adam: the CNN did not learn"
   # Bad input: one line naming the layer and its numbers, exit 2.
   printf '# a model file\nconv:8:3\npool:2, norm:8\n' >"$work/bad.model"
   printf 'conv:8:5\npool:2\npool:2\npool:2\nconv:8:5:1:0\n' >"$work/fit.model"
@@ -716,7 +722,7 @@ PY
 # Checkpoints, SIGTERM and restarts of the CNN: each ends bitwise as the uninterrupted run.
 cnn_long=(--data "$data" --train-samples 2048 --test-samples 128 --model cnn
           --layers conv:4:3,pool:2,conv:8:3,pool:2,dense:32 --epochs 40 --batch-size 8
-          --max-steps 640 --checkpoint-every 40 --progress plain --log-every 1)
+          --max-steps 320 --checkpoint-every 20 --progress plain --log-every 1)
 
 case_cnn_faults() {
   run ref 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
@@ -731,7 +737,7 @@ case_cnn_faults() {
   same "$work/ref.w" "$work/resumed.w"
   # SIGTERM to poprun after a random checkpoint: exit 143, one line, its checkpoint; resumed.
   dir="$work/t.ckpt"
-  local k=$(((2 + RANDOM % 8) * 40))
+  local k=$(((2 + RANDOM % 8) * 20))
   setsid "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
     --checkpoint "$dir" >"$work/term.out" 2>&1 &
   local pid=$!
@@ -750,7 +756,7 @@ case_cnn_faults() {
   # restarts, resumes by itself and ends bitwise as uninterrupted.
   dir="$work/r.ckpt"
   local mark="cnn-$$-$RANDOM" v=$((RANDOM % 2)) p=
-  k=$(((2 + RANDOM % 8) * 40))
+  k=$(((2 + RANDOM % 8) * 20))
   TRAIN_TEST_MARK=$mark "$poprun" --max-restarts 1 --num-replicas 2 --num-instances 2 "$train" \
     "${cnn_long[@]}" --checkpoint "$dir" --save-weights "$work/restart.w" >"$work/restart.out" 2>&1 &
   pid=$!
@@ -788,7 +794,7 @@ case_cnn_hosts() {
   same "$work/one.w" "$work/two.w"
   run ref 0 "$poprun" --num-replicas 2 --num-instances 2 "$train" "${cnn_long[@]}" \
     --save-weights "$work/ref.w"
-  local dir="$work/h.ckpt" k=$(((2 + RANDOM % 8) * 40))
+  local dir="$work/h.ckpt" k=$(((2 + RANDOM % 8) * 20))
   setsid "$cluster" 2 -- "$poprun" -H h1,h2 --num-replicas 2 --num-instances 2 "$train" \
     "${cnn_long[@]}" --checkpoint "$dir" >"$work/hosts.out" 2>&1 &
   local pid=$!
