@@ -145,10 +145,10 @@ static int cnn_describe(const model_opts_t *o, int c, int h, int w, int classes,
 /* train's defaults for the CNN: docs/train.md says how they were chosen. */
 const model_def_t model_cnn = {.name = "cnn",
                                .title = "CNN",
-                               .epochs = 12,
+                               .epochs = 20,
                                .augment = 1,
                                .warmup_epochs = 1,
                                .sgd_lr = 0.1,
                                .adam_lr = 0.001,
-                               .weight_decay = 0,
+                               .weight_decay = 0.0005,
                                .describe = cnn_describe};

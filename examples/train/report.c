@@ -33,11 +33,14 @@ void report_banner(const train_job_t *job, const gcl_job_info_t *info)
             printf(" %d-%d%s", job->first[s] + 1, job->first[s + 1],
                    s + 1 < job->stages ? "," : "\n");
     }
-    char extra[96] = "";
+    char extra[160] = "";
     if (job->optim.warmup_steps > 0)
         snprintf(extra, sizeof extra, " after %ld warm-up steps", job->optim.warmup_steps);
     if (o->augment)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", images flipped");
+    if (o->optim.weight_decay > 0)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", weight decay %g",
+                 o->optim.weight_decay);
     printf("train: global batch %ld (%d replica%s x %d micro-batch%s x %d), %s lr %g %s%s, "
            "%s gradients; %d epoch%s of %ld steps%s\n",
            job->global_batch, job->replicas, job->replicas > 1 ? "s" : "", job->accumulation,

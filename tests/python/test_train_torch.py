@@ -40,7 +40,8 @@ def test_cnn_quick_run_under_poprun():
     assert lines[1] == ("train_torch: CNN 28x28x1 conv:16:3 pool:2 conv:32:3 pool:2 dense:128 "
                         "dense:10 (206922 parameters), 4 replicas over 2 instances"), lines[1]
     assert lines[2] == ("train_torch: global batch 128 (4 x 32), sgd lr 0.1 cosine after 1 "
-                        "warm-up epochs, images flipped, momentum 0.9; 1 epochs of 32 steps")
+                        "warm-up epochs, images flipped, weight decay 0.0005, momentum 0.9; 1 "
+                        "epochs of 32 steps"), lines[2]
     m = re.fullmatch(r"train_torch: test accuracy (0\.[0-9]{4}) \(([0-9]+)/10000\), test loss "
                      r"[0-9.]+", lines[-1])
     assert m, lines[-1]

@@ -687,7 +687,7 @@ PY
   # f16 gradients and Adam train the CNN too.
   run f16 0 "$poprun" --num-replicas 4 --num-instances 2 "$train" "${cnn[@]}" --max-steps 32 \
     --grad-dtype f16 --optimizer adam --warmup-steps 0 --json "$work/f16.json"
-  expect f16 "adam lr 0.001 cosine, images flipped, f16 gradients"
+  expect f16 "adam lr 0.001 cosine, images flipped, weight decay 0.0005, f16 gradients"
   python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert 0.3 < r["test_accuracy"] <= 1, r' \
     "$work/f16.json" || fail "f16 and Adam: the CNN did not learn"
   # Bad input: one line naming the layer and its numbers, exit 2.
