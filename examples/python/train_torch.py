@@ -18,7 +18,9 @@ conv 3x3 to 16 channels, ReLU, 2x2 max pooling, conv 3x3 to 32, ReLU, pooling, d
 dense 10; He-uniform weights and zero biases; 20 epochs of SGD with momentum 0.9 and weight
 decay 0.0005 on the weights, lr 0.1 after one epoch of linear warm-up, cosine to 0; each
 training image mirrored left to right with probability 1/2 per epoch. It is the reference
-train's CNN is compared against (docs/train.md).
+train's CNN is compared against (docs/train.md), and it draws from train's own generator
+(_trainrng.py): the same initial weights, sample order, flips and pixel standardisation from
+--seed, so that the two differ only in how their arithmetic rounds.
 """
 
 import os
@@ -31,6 +33,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402 (after the variables above)
 import copy
+import threading
 import gzip
 import hashlib
 import math
@@ -47,6 +50,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import gcl  # noqa: E402
 import popdist  # noqa: E402
+import _trainrng  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
 CNN_WD = 0.0005  # train's --weight-decay for its CNN (examples/train/cnn.c)
@@ -122,20 +126,23 @@ def read_idx(path):
     return np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
-def load_data(directory, train_samples):
-    """Standardised float32 images (N x 784) and int64 labels of the training and test sets."""
+def load_data(directory, train_samples, as_train=False):
+    """Standardised float32 images (N x 784) and int64 labels of the training and test sets:
+    by the training set's own mean and deviation, or (AS_TRAIN) as train does."""
     sets = {}
     for split, prefix in (("train", "train"), ("test", "t10k")):
         x = read_idx(os.path.join(directory, f"{prefix}-images-idx3-ubyte"))
         y = read_idx(os.path.join(directory, f"{prefix}-labels-idx1-ubyte"))
         if len(x) != len(y):
             sys.exit(f"train_torch: {split} set: {len(x)} images but {len(y)} labels")
-        sets[split] = [x.reshape(len(x), -1).astype(np.float32) / 255, y.astype(np.int64)]
+        x = x.reshape(len(x), -1)
+        sets[split] = [_trainrng.pixels(x) if as_train else x.astype(np.float32) / 255,
+                       y.astype(np.int64)]
     if train_samples:
         sets["train"] = [a[:train_samples] for a in sets["train"]]
     mean, std = sets["train"][0].mean(), sets["train"][0].std()
     for s in sets.values():
-        s[0] = torch.from_numpy((s[0] - mean) / std)
+        s[0] = torch.from_numpy(s[0] if as_train else (s[0] - mean) / std)
         s[1] = torch.from_numpy(s[1])
     return sets
 
@@ -156,15 +163,17 @@ CNN = [("conv", 16, 3), ("pool", 0, 2), ("conv", 32, 3), ("pool", 0, 2), ("dense
 
 
 def build_cnn(seed):
-    """train's CNN, initialised as train initialises it: He-uniform weights (bound
-    sqrt(6 / fan-in)), zero biases. Also each layer's FLOPs and activation bytes per sample and
-    its weight bytes, for the simulated cost."""
-    torch.manual_seed(seed)
+    """train's CNN with train's initial weights from SEED (He-uniform, bound sqrt(6 / fan-in),
+    from its generator, in its NHWC order turned into torch's NCHW), zero biases. Also each
+    layer's FLOPs and activation bytes per sample and its weight bytes, for the simulated
+    cost."""
     layers, costs, c, hw, flat = [], [], 1, 28, False
+    inits = []  # (module, train's layer index, train's weight shape, the axes to torch's)
     for i, (kind, out, k) in enumerate(CNN):
         last = i == len(CNN) - 1
         if kind == "conv":
             layers.append(torch.nn.Conv2d(c, out, k, padding=k // 2))
+            inits.append((layers[-1], i, (out, k, k, c), (0, 3, 1, 2)))
             costs.append((2.0 * hw * hw * k * k * c * out, 4.0 * hw * hw * (c + 2 * out),
                           4.0 * k * k * c * out))
             c = out
@@ -174,21 +183,24 @@ def build_cnn(seed):
             hw //= k
             continue
         else:
+            shape = (out, c) if flat else (out, hw, hw, c)  # train's dense input is NHWC
             if not flat:
                 layers.append(torch.nn.Flatten())
                 c, hw, flat = c * hw * hw, 1, True
             layers.append(torch.nn.Linear(c, out))
+            inits.append((layers[-1], i, shape, (0, 3, 1, 2) if len(shape) == 4 else (0, 1)))
             costs.append((2.0 * c * out, 4.0 * (c + 2 * out), 4.0 * c * out))
             c = out
         if not last:
             layers.append(torch.nn.ReLU())
     model = torch.nn.Sequential(*layers)
     with torch.no_grad():
-        for m in model:
-            if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
-                bound = math.sqrt(6.0 / m.weight[0].numel())
-                m.weight.uniform_(-bound, bound)
-                m.bias.zero_()
+        for m, index, shape, to_torch in inits:
+            n, fan_in = m.weight.numel(), m.weight[0].numel()
+            w = _trainrng.init_weights(seed, index, n, fan_in).reshape(shape)
+            m.weight.copy_(torch.from_numpy(np.ascontiguousarray(
+                w.transpose(to_torch))).reshape(m.weight.shape))
+            m.bias.zero_()
     return model, costs
 
 
@@ -211,6 +223,17 @@ class Job:
         self.steps = self.steps_per_epoch * args.epochs
         self.local_replicas = local_replicas
         self.report = {}
+        self.epochs, self.lock = {}, threading.Lock()
+
+    def epoch_draws(self, epoch):
+        """The CNN's sample order and flips of EPOCH, train's (made once, for every replica)."""
+        with self.lock:
+            if epoch not in self.epochs:
+                a, n = self.args, len(self.data["train"][1])
+                order = torch.from_numpy(_trainrng.order_epoch(a.seed, epoch, n))
+                flips = torch.from_numpy(_trainrng.flips(a.seed, epoch, n))
+                self.epochs = {epoch: (order, flips if a.augment == "flip" else None)}
+            return self.epochs[epoch]
 
 
 class Replica:
@@ -304,12 +327,15 @@ def check_identical(r, epoch):
 def train_epoch(r, epoch, step_times):
     """One epoch; returns its (mean loss, train accuracy) over all replicas."""
     job, a = r.job, r.job.args
-    order = torch.from_numpy(np.random.RandomState(a.seed * 1000 + epoch)
-                             .permutation(len(job.data["train"][1])))
-    flips = None
-    if a.augment == "flip":  # one coin per image and epoch, the same on every replica
-        g = torch.Generator().manual_seed(a.seed * 1000 + epoch + 500)
-        flips = torch.rand(len(job.data["train"][1]), generator=g) < 0.5
+    if a.model == "cnn":  # train's draws
+        order, flips = job.epoch_draws(epoch)
+    else:
+        order = torch.from_numpy(np.random.RandomState(a.seed * 1000 + epoch)
+                                 .permutation(len(job.data["train"][1])))
+        flips = None
+        if a.augment == "flip":  # one coin per image and epoch, the same on every replica
+            g = torch.Generator().manual_seed(a.seed * 1000 + epoch + 500)
+            flips = torch.rand(len(job.data["train"][1]), generator=g) < 0.5
     warm = a.warmup_epochs * job.steps_per_epoch
     loss = correct = seen = 0
     for s in range(job.steps_per_epoch):
@@ -367,7 +393,7 @@ def main(argv):
     # Each IPU thread runs its own ops: one intra-op thread, so that 8 replicas on a few cores
     # do not each start a pool of as many threads as there are cores.
     torch.set_num_threads(1)
-    data = load_data(args.data, args.train_samples)
+    data = load_data(args.data, args.train_samples, as_train=args.model == "cnn")
     if args.model == "cnn":  # images as 1 x 28 x 28
         for part in data.values():
             part[0] = part[0].reshape(-1, 1, 28, 28)
