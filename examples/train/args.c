@@ -79,7 +79,9 @@ static const char *const usage_text =
     "                             plain lines otherwise; none: only the banner and summary)\n"
     "testing:\n"
     "  --fault KIND:N             kill-after-step:N, kill-mid-checkpoint:N,\n"
-    "                             kill-before-rename:N (instance 0 kills itself at step N),\n"
+    "                             kill-before-rename:N (instance 0 kills itself at step N;\n"
+    "                             kill-after-step:N@I+J: instances I and J, as poprun\n"
+    "                             planned them),\n"
     "                             diverge:R (replica R's weights differ after step 1),\n"
     "                             hold-after-step:N (every replica waits after step N\n"
     "                             until the file $TRAIN_HOLD_FILE exists, 10 min at most)\n"
@@ -181,6 +183,22 @@ static int parse_hidden(const char *val, train_opts_t *o)
     return 0;
 }
 
+/* "1+3": the instances of kill-after-step:N@1+3, as bits (at most instance 63). */
+static int parse_instances(const char *s, unsigned long long *mask)
+{
+    *mask = 0;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long i = strtol(s, &end, 10);
+        if (end == s || errno || i < 0 || i > 63 || (*end && *end != '+'))
+            return -1;
+        *mask |= 1ull << i;
+        s = *end ? end + 1 : end;
+    }
+    return *mask ? 0 : -1;
+}
+
 static int parse_fault(const char *val, train_opts_t *o)
 {
     static const struct {
@@ -196,6 +214,9 @@ static int parse_fault(const char *val, train_opts_t *o)
         char *end;
         errno = 0;
         long n = strtol(colon + 1, &end, 10);
+        if (kinds[i].fault == FAULT_KILL_AFTER_STEP && *end == '@' &&
+            parse_instances(end + 1, &o->fault_instances) == 0)
+            end += strlen(end);
         if (strlen(kinds[i].name) == (size_t)(colon - val) &&
             !strncmp(val, kinds[i].name, (size_t)(colon - val)) && colon[1] && !*end && !errno &&
             n >= 0) {
@@ -205,7 +226,7 @@ static int parse_fault(const char *val, train_opts_t *o)
         }
     }
     return bad("--fault", val,
-               "kill-after-step:N, kill-mid-checkpoint:N, kill-before-rename:N, "
+               "kill-after-step:N[@I[+J...]], kill-mid-checkpoint:N, kill-before-rename:N, "
                "diverge:R or hold-after-step:N");
 }
 

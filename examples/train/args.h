@@ -18,7 +18,7 @@ typedef enum { BACKEND_GCL = 0, BACKEND_MPI } backend_t;
 /* Test-only faults, to check that what should fail does, loudly. */
 typedef enum {
     FAULT_NONE = 0,
-    FAULT_KILL_AFTER_STEP,     /* instance 0 kills itself after step N */
+    FAULT_KILL_AFTER_STEP,     /* instance 0 (or those after @) kills itself after step N */
     FAULT_KILL_MID_CHECKPOINT, /* ... halfway through writing the checkpoint of step N */
     FAULT_KILL_BEFORE_RENAME,  /* ... with that checkpoint written but not yet renamed */
     FAULT_DIVERGE,             /* replica N flips a bit of its weights after the first step */
@@ -54,6 +54,7 @@ typedef struct {
     progress_t progress;
     fault_t fault;
     long fault_arg;
+    unsigned long long fault_instances; /* kill-after-step:N@I+J: bit I set (0: instance 0) */
 } train_opts_t;
 
 /* Parses ARGV into O. Returns 0; 1 after printing the help (exit 0); 2 after printing one line

@@ -12,6 +12,7 @@
 #include "gcl/popdist.h"
 #include "gcl/popdist_env.h"
 #include "gcl/sim.h"
+#include "elastic.h"
 #include "job.h"
 #include "report.h"
 
@@ -50,6 +51,12 @@ static int run(train_job_t *job, gcl_instance_t inst, const gcl_job_info_t *info
     s.info = *info;
     job->info = *info; /* the banner's, printed once every IPU has set up (run.c) */
     gcl_status_t rc = gcl_run(inst, train_program, job);
+    int status; /* an elastic job resizes and goes on (elastic.h) */
+    while (train_elastic_next(job, inst, rc, &status))
+        rc = gcl_run(inst, train_program, job);
+    if (status >= 0)
+        return status;
+    gcl_instance_info(inst, &s.info);
     s.wall_s = train_now_s() - job->t0;
     s.topology = gcl_sim_topology(inst);
     s.topology_ipus = gcl_sim_topology_ipus(inst);
@@ -67,6 +74,7 @@ static int run(train_job_t *job, gcl_instance_t inst, const gcl_job_info_t *info
         return 0;
     report_sim_figures(job, &s);
     report_summary(job, &s);
+    train_elastic_report(job);
     if (job->o->json_path && report_json(job, &s, job->o->json_path))
         return 1;
     if (job->o->step_log && report_step_log(job, job->o->step_log))
@@ -97,9 +105,15 @@ static int train_job(const train_opts_t *o, const dataset_t *data, gcl_instance_
     gcl_instance_info(inst, &info);
     train_job_t job;
     ckpt_t ck = {0};
-    int rc = job_init(&job, o, data, info.num_replicas, info.ipus_per_replica, bar);
+    gcl_elastic_info_t e; /* an elastic job's batches are those of its first membership */
+    int replicas = gcl_elastic_info(inst, &e) == GCL_OK ? e.initial_replicas : info.num_replicas;
+    int rc = job_init(&job, o, data, replicas, info.ipus_per_replica, bar);
     if (rc)
         return rc; /* the same on every instance: each says so and ends */
+    if (train_elastic_init(&job, inst)) {
+        job_free(&job);
+        return 1;
+    }
     job.t0 = t0;
     job.instance = info.instance_index;
     job.printer = job.instance == 0 && o->progress != PROGRESS_NONE;
@@ -114,6 +128,7 @@ static int train_job(const train_opts_t *o, const dataset_t *data, gcl_instance_
         job.aborted = 1;
         gcl_run(inst, train_program, &job);
     }
+    train_elastic_free(&job);
     job_free(&job);
     ckpt_free(&ck);
     return rc;

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "gcl/popdist.h"
 #include "gcl/preempt.h"
 #include "gcl/sim.h"
+#include "elastic.h"
 #include "job.h"
 #include "report.h"
 #include "stage.h"
@@ -219,9 +221,12 @@ static gcl_status_t after_step(stage_t *st, long done, loop_t *lp)
         ckpt_path(o->checkpoint_dir, (uint64_t)done, path, sizeof path);
         GCL_CHECK(save_state(st, done, path, 1));
     }
-    if (o->fault == FAULT_KILL_AFTER_STEP && done == o->fault_arg && job->instance == 0 &&
-        st->replica == 0 && st->stage == 0)
+    if (o->fault == FAULT_KILL_AFTER_STEP && done == o->fault_arg && train_fault_here(st)) {
+        printf("train: killing this instance after step %ld at unix time %.3f (--fault)\n", done,
+               train_unix_s());
+        fflush(stdout);
         raise(SIGKILL);
+    }
     if (o->fault == FAULT_HOLD_AFTER_STEP && done == o->fault_arg)
         return job_hold(done) == 0 ? GCL_OK : GCL_ERR_ABORTED;
     return GCL_OK;
@@ -267,9 +272,24 @@ static gcl_status_t preempt(stage_t *st, long done, long start, int sig)
     return GCL_OK;
 }
 
+/* After the first step of a run that goes on from a lost instance (a resize, or a restart): the
+ * real time it finished, for the time to recover (docs/chaos.md). */
+static void say_first_step(stage_t *st, long done)
+{
+    train_job_t *job = st->job;
+    if (!job->printer || st->replica != 0 || st->stage != 0 ||
+        !(train_elastic_changed(job) || popdist_restart_count() > 0))
+        return;
+    printf("train: first step of this run (step %ld) finished at unix time %.3f\n", done,
+           train_unix_s());
+    fflush(stdout);
+}
+
 static gcl_status_t train_loop(stage_t *st, long start)
 {
     train_job_t *job = st->job;
+    gcl_job_info_t info;
+    gcl_instance_info(gcl_ctx_instance(st->ctx), &info);
     loop_t lp = {.last_wall = train_now_s(), .last_done = start};
     lp.epoch_wall = lp.last_wall;
     for (long step = start; step < job->total_steps; step++) {
@@ -277,15 +297,20 @@ static gcl_status_t train_loop(stage_t *st, long start)
         GCL_CHECK(stop_requested(st, &sig));
         if (sig)
             return preempt(st, step, start, sig);
+        gcl_status_t rc;
+        if (train_elastic_boundary(st, step, &rc) || rc != GCL_OK)
+            return rc; /* a replacement joins here (elastic.h) */
+        train_elastic_before_step(st, step);
         gcl_sim_stats_t a, b;
         gcl_sim_stats(st->ctx, &a);
         st->wait_coll = st->wait_p2p = st->sim_coll = 0;
         double w0 = train_now_s();
         GCL_CHECK(stage_step(st, step));
+        train_elastic_applied(st, step + 1);
         double w1 = train_now_s();
         gcl_sim_stats(st->ctx, &b);
         stage_measure_step(st, step, w1 - w0, &a, &b);
-        if (st->replica == 0) {
+        if (st->replica == info.replica_offset) {
             job->res.sim_step_s[(size_t)st->stage * job->total_steps + step] =
                 b.total_s - a.total_s;
             if (st->last)
@@ -294,6 +319,8 @@ static gcl_status_t train_loop(stage_t *st, long start)
         if (job->o->fault == FAULT_DIVERGE && step == 0 && st->replica == job->o->fault_arg &&
             st->stage == 0)
             diverge(st);
+        if (step == start)
+            say_first_step(st, step + 1);
         GCL_CHECK(after_step(st, step + 1, &lp));
     }
     if (start >= job->total_steps) /* resumed a finished run: only the final evaluation */
@@ -330,30 +357,36 @@ gcl_status_t train_program(gcl_ctx_t ctx, void *arg)
     if (aborted)
         return GCL_ERR_ABORTED;
     gcl_status_t rc = stage_setup(&st, ctx, job);
-    if (rc == GCL_OK && job->o->resume)
+    int restored = 0;
+    if (rc == GCL_OK)
+        rc = train_elastic_restore(&st, &start, &restored); /* a resized job goes on from memory */
+    if (rc == GCL_OK && job->o->resume && !restored)
         rc = resume(&st, &start);
+    if (rc == GCL_OK && !restored)
+        train_elastic_applied(&st, start);
     if (rc == GCL_OK)
         rc = stage_measure_init(&st, start);
-    /* Every IPU of the job has its memory: the banner. A stage that did not fit has said so in
-     * one line instead, and the others learn of it here. */
+    /* Every IPU of the job has its memory: the banner (once: not again after a resize). A stage
+     * that did not fit has said so in one line instead, and the others learn of it here. */
     int sig;
     if (rc == GCL_OK)
         rc = stop_requested(&st, &sig);
-    if (rc == GCL_OK && job->instance == 0 && st.replica == 0 && st.stage == 0)
+    if (rc == GCL_OK && !restored && job->instance == 0 && st.replica == 0 && st.stage == 0)
         report_banner(job, &job->info);
-    if (rc == GCL_OK && st.replica == 0 && st.last) /* a checkpoint past --max-steps: no steps */
+    if (rc == GCL_OK && st.replica == 0 && st.last && !restored) /* past --max-steps: no steps */
         job->res.start_step = start < job->total_steps ? start : job->total_steps;
     if (rc == GCL_OK)
         rc = train_loop(&st, start);
+    train_elastic_save(&st);
     pthread_mutex_lock(&job->lock);
-    int stopped = job->stop_signal != 0;
+    int stopped = job->stop_signal != 0 || train_elastic_leaving(job);
     pthread_mutex_unlock(&job->lock);
     if (rc == GCL_OK && job->o->save_weights && !stopped)
         rc = save_state(&st, job->total_steps, job->o->save_weights, 0);
     if (rc == GCL_OK && st.replica == 0 && st.last && !stopped)
         job->res.steps_done = job->total_steps;
     record_sim(&st);
-    if (rc == GCL_OK && !stopped)
+    if (rc == GCL_OK && !stopped && !train_elastic_changed(job))
         rc = stage_measure_collect(&st);
     stage_teardown(&st);
     if (rc != GCL_OK)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elastic.h"
 #include "gcl/sim.h"
 
 /* Allocates in this IPU's simulated memory; an out-of-memory failure says what the stage needs
@@ -151,7 +152,7 @@ static gcl_status_t alloc_activations(stage_t *st)
 /* Host-side bookkeeping: pointers, requests, the schedule, the sample order. */
 static gcl_status_t alloc_host(stage_t *st)
 {
-    int nl = st->l1 - st->l0, G = st->job->accumulation;
+    int nl = st->l1 - st->l0, G = st->accum;
     st->act = calloc((size_t)st->nslots * (nl + 1), sizeof *st->act);
     st->dx = calloc((size_t)st->nslots, sizeof *st->dx);
     st->act_req = calloc((size_t)st->nslots, sizeof *st->act_req);
@@ -191,7 +192,9 @@ gcl_status_t stage_setup(stage_t *st, gcl_ctx_t ctx, train_job_t *job)
     st->np = st->shape->offset[st->l1] - st->poff;
     for (int l = st->l0; l < st->l1; l++)
         st->tensors += (st->shape->layer[l].nweights > 0) + (st->shape->layer[l].nbias > 0);
-    st->nslots = pipe_slots(job->o->schedule, st->stage, job->stages, job->accumulation);
+    train_elastic_share(job, st->replica, gcl_ctx_num_replicas(ctx), &st->q0, &st->accum,
+                        &st->rescale);
+    st->nslots = pipe_slots(job->o->schedule, st->stage, job->stages, st->accum);
     gcl_status_t rc = gcl_comm_create(ctx, gcl_group_all(), &st->comm);
     if (rc != GCL_OK) {
         train_fail(job, "replica %d IPU %d: gcl_comm_create: %s", st->replica, st->stage,

@@ -63,6 +63,12 @@ typedef struct {
     double *m_step, *m_coll, *m_p2p;
     long m_from, m_count;
     ipu_record_t rec;
+    /* This replica's share of each step (elastic.h): its first micro-batch of the step's
+     * replicas x accumulation, how many, and the gradient's scale (1 unless the job shrank);
+     * whether its weights hold a state (elastic.c). */
+    int q0, accum;
+    float rescale;
+    int el_valid;
 } stage_t;
 
 /* Creates the communicator, allocates every buffer in simulated IPU memory and initialises the

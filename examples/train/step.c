@@ -89,7 +89,8 @@ static uint32_t sample_of(stage_t *st, long step, int m, int i)
         st->perm_epoch = epoch;
     }
     order_job_t oj = {job->steps_per_epoch, job->global_batch, job->accumulation, job->micro};
-    return st->perm[order_position(&oj, step, st->replica, m, i)];
+    int q = st->q0 + m; /* the step's micro-batch q is micro-batch q % G of replica q / G */
+    return st->perm[order_position(&oj, step, q / job->accumulation, q % job->accumulation, i)];
 }
 
 static float *act(stage_t *st, int slot, int i)
@@ -304,7 +305,7 @@ gcl_status_t stage_step(stage_t *st, long step)
     memset(st->grads, 0, st->np * sizeof(float));
     charge_values(st, "zero gradients", st->np, 1);
     st->in_step = 1;
-    for (int i = 0; i < 2 * st->job->accumulation; i++) {
+    for (int i = 0; i < 2 * st->accum; i++) {
         pipe_op_t op = st->ops[i];
         gcl_status_t rc =
             op.pass == 'F' ? forward_micro(st, step, op.micro) : backward_micro(st, op.micro);
@@ -319,6 +320,8 @@ gcl_status_t stage_step(stage_t *st, long step)
         GCL_CHECK(stage_wait(st, &st->dx_req[s]));
     }
     GCL_CHECK(reduce_grads(st, step));
+    for (size_t i = 0; st->rescale != 1.0f && i < st->np; i++) /* the mean over the job's */
+        st->grads[i] *= st->rescale;                           /* replicas as it started */
     update(st, step);
     return GCL_OK;
 }
@@ -342,7 +345,7 @@ static gcl_status_t eval_chunk(stage_t *st, long from, int rows, double *loss, l
 
 gcl_status_t stage_evaluate(stage_t *st, double *loss, long *correct, long *count)
 {
-    long n = st->job->data->test_x.count, r = st->replica, R = st->job->replicas;
+    long n = st->job->data->test_x.count, r = st->replica, R = gcl_ctx_num_replicas(st->ctx);
     long from = n * r / R, to = n * (r + 1) / R; /* this replica's share */
     *loss = 0;
     *correct = 0;

@@ -93,6 +93,7 @@ typedef struct {
     long ckpt_skipped;
 
     train_results_t res;
+    struct train_elastic *el; /* poprun --elastic: the state kept across runs (elastic.c) */
 } train_job_t;
 
 /* The per-IPU program (gcl_program_t); ARG is the train_job_t. */

@@ -24,6 +24,7 @@
 #include "preempt.h"
 
 #include "ctx.h"
+#include "gcl/elastic_store.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "instance/signals.h"
@@ -49,6 +50,7 @@ struct gcl_preempt {
     int seen;         /* the largest signal they saw on arrival */
     uint64_t gen;     /* meetings completed */
     int result;       /* of the last meeting */
+    int joiners;      /* ... and whether instances wait to join (an elastic job) */
     gcl_status_t status;
 };
 
@@ -110,6 +112,17 @@ static struct gcl_preempt *meeting(struct gcl_instance *inst)
     return none;
 }
 
+int gcl_preempt_joiners(struct gcl_instance *inst)
+{
+    struct gcl_preempt *p = __atomic_load_n(&inst->preempt, __ATOMIC_ACQUIRE);
+    if (!p)
+        return 0;
+    pthread_mutex_lock(&p->lock);
+    int j = p->joiners;
+    pthread_mutex_unlock(&p->lock);
+    return j;
+}
+
 void gcl_preempt_free(struct gcl_instance *inst)
 {
     struct gcl_preempt *p = inst->preempt;
@@ -122,10 +135,12 @@ void gcl_preempt_free(struct gcl_instance *inst)
 }
 
 /* The last IPU of the instance to arrive: exchanges VALUE with the other instances, and
- * returns the largest in *OUT. Called without the meeting's lock. */
-static gcl_status_t exchange(struct gcl_instance *inst, int value, int *out)
+ * returns the largest in *OUT (and in *JOINERS whether instances wait to join an elastic job).
+ * Called without the meeting's lock. */
+static gcl_status_t exchange(struct gcl_instance *inst, int value, int *out, int *joiners)
 {
     *out = value;
+    *joiners = 0;
     if (inst->job.num_instances == 1)
         return GCL_OK;
     int *all = gcl_calloc((size_t)inst->job.num_instances, sizeof *all);
@@ -136,7 +151,8 @@ static gcl_status_t exchange(struct gcl_instance *inst, int value, int *out)
         if (all[i] > *out)
             *out = all[i];
     free(all);
-    return rc == GCL_OK || rc == GCL_ERR_TIMEOUT ? rc : GCL_ERR_MPI;
+    *joiners = rc == GCL_OK && (gcl_boot_store_flags(inst->boot) & GCL_STORE_F_JOINERS);
+    return rc == GCL_OK || rc == GCL_ERR_TIMEOUT || rc == GCL_ERR_PEER_FAILED ? rc : GCL_ERR_MPI;
 }
 
 /* Records why CTX's gcl_preempt_agree failed, for gcl_ctx_last_error. */
@@ -195,23 +211,25 @@ gcl_status_t gcl_preempt_agree(gcl_ctx_t ctx, int *signo)
     if (++p->arrived < inst->job.num_local_ipus) {
         rc = await(ctx, p, p->gen);
     } else {
-        int value = p->seen, now = atomic_load(&stop_signal), agreed = 0;
+        int value = p->seen, now = atomic_load(&stop_signal), agreed = 0, joiners = 0;
         value = now > value ? now : value;
         p->arrived = p->seen = 0;
         pthread_mutex_unlock(&p->lock);
-        gcl_status_t x = exchange(inst, value, &agreed);
+        gcl_status_t x = exchange(inst, value, &agreed, &joiners);
         pthread_mutex_lock(&p->lock);
         p->result = agreed;
+        p->joiners = joiners;
         p->status = x;
         p->gen++;
         pthread_cond_broadcast(&p->cond);
     }
     if (rc == GCL_OK && (rc = p->status) != GCL_OK)
         agree_fail(ctx, rc,
-                   rc == GCL_ERR_TIMEOUT
-                       ? "another instance did not come to the exchange of the stop request "
-                         "within GCL_TIMEOUT_S"
-                       : "exchanging the stop request with the other instances failed",
+                   rc == GCL_ERR_TIMEOUT ? "another instance did not come to the exchange of the "
+                                           "stop request within GCL_TIMEOUT_S"
+                   : inst->boot->why[0]  ? inst->boot->why
+                                         : "exchanging the stop request with the other "
+                                           "instances failed",
                    0);
     if (rc == GCL_OK)
         *signo = p->result;

@@ -5,5 +5,8 @@
 struct gcl_instance;
 /* Frees the meeting state of gcl_preempt_agree (gcl_finalize). */
 void gcl_preempt_free(struct gcl_instance *inst);
+/* An elastic job: whether the last agreement said that instances wait to join (the same answer
+ * on every IPU of the job). */
+int gcl_preempt_joiners(struct gcl_instance *inst);
 
 #endif /* GCL_PREEMPT_INTERNAL_H */

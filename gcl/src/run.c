@@ -15,6 +15,7 @@
 #include "comm.h"
 #include "ctx.h"
 #include "engine/request.h"
+#include "instance/membership.h"
 #include "preempt.h"
 
 /* How long a failed run waits for the host's other instances to reach their own verdicts (see
@@ -128,6 +129,7 @@ static void ctx_init(struct gcl_instance *inst, int k, gcl_program_t program, vo
                            .clock = &inst->sim.ipus[k],
                            .abort = &inst->run.abort,
                            .first_failure = &inst->run.first_failure,
+                           .news = gcl_membership_news(inst->elastic),
                            .gen = inst->run.gen,
                            .global_ipu = global,
                            .hostlocal = j->ipu_hostlocal[global],
@@ -221,7 +223,9 @@ gcl_status_t gcl_run(gcl_instance_t inst, gcl_program_t program, void *arg)
         rc = inst->run.ctxs[first].status;
     if (rc != GCL_OK) {
         inst->run.failed = 1;
-        await_verdicts(inst, first);
+        /* An elastic job goes on: nobody ends it for the first instance that exits. */
+        if (!inst->elastic)
+            await_verdicts(inst, first);
     }
     return rc;
 }

@@ -28,6 +28,7 @@
 #include "orphan.h"
 #include "plan.h"
 
+#include <gcl/elastic_store.h>
 #include <gcl/popdist_env.h>
 
 /* mpirun's daemons read each instance's output in chunks of at most 4096 bytes (OpenMPI's
@@ -540,6 +541,10 @@ int instance_main(const struct poprun_options *o)
 {
     char err[512], prefix[32];
     int rank = my_rank();
+    /* The replacement of a lost instance of an elastic job: mpirun's only rank stands in for
+     * it, and joins the running job (elastic_grow.h). */
+    if (o->elastic_slot && parse_int_range(o->elastic_slot, 0, INT_MAX, &rank) == 0)
+        setenv(GCL_ELASTIC_ENV_JOIN, "1", 1);
     if (rank < 0) {
         fprintf(stderr, "poprun: --_instance is internal to poprun: it runs under mpirun\n");
         return POPRUN_EXIT_USAGE;
@@ -563,7 +568,8 @@ int instance_main(const struct poprun_options *o)
         plan_free(&p);
         return POPRUN_EXIT_USAGE;
     }
-    check_placement(&p, rank, prefix);
+    if (!o->elastic_slot)
+        check_placement(&p, rank, prefix);
     set_env(&p, rank, o, prefix);
     export_libgcl();
     if (setup_host(o, prefix) != 0) {

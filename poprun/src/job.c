@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "elastic_job.h"
 #include "hostlist.h"
 #include "janitor.h"
 #include "jobdir.h"
@@ -166,6 +167,8 @@ static int prepare(const struct poprun_options *o, struct job *j, char *err, siz
         root_allowed(o, &as_root, err, errlen) != 0 ||
         cache_path(o, &j->cache_path, err, errlen) != 0)
         return -1;
+    if (elastic_check(o, err, errlen) != 0)
+        return -1;
     if (o->only_output_from_instance >= o->num_instances)
         return errf(err, errlen, "--only-output-from-instance %d is out of range (%d instance%s)",
                     o->only_output_from_instance, o->num_instances,
@@ -232,11 +235,35 @@ static int run_once(void *ctx, struct outcome *out, char *err, size_t errlen)
     return rc;
 }
 
+/* An elastic job (elastic_job.h) instead of the restart loop, and the same clean-up. */
+static int launch_elastic(const struct poprun_options *o, struct job *j)
+{
+    char err[512];
+    int pid = 0;
+    struct elastic_job ej = {o,
+                             &j->plan,
+                             &j->argv,
+                             j->as_root,
+                             j->janitor.fd,
+                             {.token = j->token,
+                              .verbose = o->verbose,
+                              .emit = emit_stderr,
+                              .graceful_timeout_s = o->graceful_timeout}};
+    int status = elastic_run(&ej, &pid, err, sizeof err);
+    if (status < 0)
+        fprintf(stderr, "poprun: %s\n", err);
+    jobdir_wait_idle(&j->dir, JANITOR_IDLE_MS);
+    jobdir_sweep(&j->dir, pid, status != 0);
+    return status < 0 ? 1 : status;
+}
+
 static int launch(const struct poprun_options *o, struct job *j)
 {
     j->as_root = o->allow_run_as_root > 0 || geteuid() == 0;
     jobdir_make(&j->dir);
     janitor_start(&j->janitor, &j->dir);
+    if (o->elastic > 0)
+        return launch_elastic(o, j);
     struct restart_job rj = {.max_restarts = o->max_restarts,
                              .plan = &j->plan,
                              .proto = {.token = j->token,

@@ -188,8 +188,8 @@ static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
         /* Before the poll, not after it: a failure the last read brought must set the deadline
          * this poll waits for, or a marker that is mpirun's last line (a host it cannot reach
          * keeps it from ending the job, and from saying more) left poprun waiting forever. */
-        if (w->child > 0 && (out->have_failure || out->host_lost) && !w->failed_to &&
-            !w->failure_kills)
+        if (w->child > 0 && !out->elastic && (out->have_failure || out->host_lost) &&
+            !w->failed_to && !w->failure_kills)
             w->failed_to = now_ms() + FAILURE_GRACE_MS;
         struct pollfd pfd[2] = {{sfd, POLLIN, 0}, {err_r, POLLIN, 0}};
         long long deadline = next_deadline(w);

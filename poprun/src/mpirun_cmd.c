@@ -3,6 +3,7 @@
  */
 #include "mpirun_cmd.h"
 
+#include <gcl/elastic_store.h>
 #include <gcl/popdist_env.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,19 @@ static void push_launch_agent(struct strvec *argv, const char *self, const char 
     strvec_push_take(argv, xasprintf("%s %s", self, ORTED_AGENT_OPTION));
 }
 
+/* --elastic: mpirun goes on when an instance dies (the others resize through poprun's store),
+ * and every instance, on every host, learns where the store is. */
+static void push_elastic(struct strvec *argv)
+{
+    static const char *const names[] = {GCL_ELASTIC_ENV_STORE, GCL_ELASTIC_ENV_TOKEN,
+                                        GCL_ELASTIC_ENV_MIN_REPLICAS};
+    strvec_push(argv, "--enable-recovery");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        strvec_push(argv, "-x");
+        strvec_push(argv, names[i]);
+    }
+}
+
 /* "-x NAME[=VALUE]" for every word of the -x list TEXT. */
 static int push_exports(struct strvec *argv, const char *text, char *err, size_t errlen)
 {
@@ -201,7 +215,9 @@ int mpirun_cmd_build(const struct mpirun_cmd *c, struct strvec *argv, char *err,
     }
     if (c->opts->host_subnet)
         push_subnet(argv, c->opts->host_subnet, c->opts->mpi_global_args);
-    if (c->opts->max_restarts > 0) { /* set by the restart loop: every host must see it */
+    if (c->opts->elastic) /* poprun's store: elastic_job.h */
+        push_elastic(argv);
+    else if (c->opts->max_restarts > 0) { /* set by the restart loop: every host must see it */
         strvec_push(argv, "-x");
         strvec_push(argv, POPDIST_ENV_RESTART_COUNT);
     }

@@ -121,7 +121,16 @@ const struct opt_def opt_table[] = {
     {"graceful-timeout", 0, K_NONNEG, OFF(graceful_timeout), F_CONFIG, "S", "30", NULL, NULL,
      "On SIGTERM or SIGINT, give every instance S seconds to stop by itself, then kill it."},
     {"max-restarts", 0, K_NONNEG, OFF(max_restarts), F_CONFIG, "N", "0", NULL, NULL,
-     "Restart the whole job up to N times after an instance fails or a host is lost."},
+     "Restart the whole job up to N times after an instance fails or a host is lost; with "
+     "--elastic, start up to N replacements of lost instances instead, which join the running "
+     "job."},
+    {"elastic", 0, K_BOOL, OFF(elastic), F_CONFIG, "[BOOL]", "off", NULL, NULL,
+     "Elastic training: when an instance is lost the others go on with fewer replicas, from "
+     "memory, without a restart; a replacement (--max-restarts) joins back. Needs "
+     "--min-replicas."},
+    {"min-replicas", 0, K_POSINT, OFF(min_replicas), F_CONFIG, "M", "none", NULL, NULL,
+     "With --elastic: the job stops, naming the instances lost, when fewer than M replicas are "
+     "left."},
     {"verbose", 'v', K_COUNT, OFF(verbose), F_CONFIG, NULL, "0", NULL, "More output (-v, -vv).",
      "-v: print the plan and the mpirun command; -vv: also each instance's POPDIST_* "
      "variables."},
@@ -136,6 +145,8 @@ const struct opt_def opt_table[] = {
      "Internal: print the option table of poprun/README.md."},
     {"_instance", 0, K_STRING, OFF(instance_token), F_HIDDEN, "TOKEN", NULL, NULL, NULL,
      "Internal: run as the wrapper of one instance (started by mpirun)."},
+    {"_elastic-slot", 0, K_STRING, OFF(elastic_slot), F_HIDDEN, "SLOT", NULL, NULL, NULL,
+     "Internal: the wrapper of the replacement of instance SLOT of an elastic job."},
 };
 
 const size_t opt_count = sizeof(opt_table) / sizeof(opt_table[0]);

@@ -37,6 +37,11 @@ struct outcome {
     void *emit_ctx;
     linebuf_fn emit_out; /* where the programs' stdout lines go (marker.h); NULL: fd 1 */
     int graceful_timeout_s; /* --graceful-timeout: 0 ends the instances at once on a signal */
+    /* poprun --elastic: an instance's failure does not end the job (mpirun --enable-recovery
+     * goes on without it), and each status marker also goes to ON_MARKER. */
+    bool elastic;
+    void (*on_marker)(void *ctx, const struct marker *m);
+    void *marker_ctx;
     /* What was seen. */
     bool have_failure;
     struct marker failure; /* the first instance that failed: its program, or its wrapper */

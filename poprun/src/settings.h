@@ -36,6 +36,8 @@ struct poprun_options {
     int dry_run;           /* --dry-run */
     int graceful_timeout;  /* --graceful-timeout S (30): SIGTERM/SIGINT to SIGKILL */
     int max_restarts;      /* --max-restarts N (0): restarts after a failure */
+    int elastic;           /* --elastic (0/1): go on without a lost instance, take it back */
+    int min_replicas;      /* --min-replicas M (0: not given): below it an elastic job stops */
     int verbose;           /* -v (1), -vv or --vv (2) */
     int vv;                /* --vv: raises verbose to at least 2 */
     int help;              /* --help */
@@ -43,6 +45,7 @@ struct poprun_options {
     int version;           /* --version */
     char *version_format;  /* --version-format text|json, or NULL (text) */
     char *instance_token;  /* hidden --_instance TOKEN: run as the instance wrapper */
+    char *elastic_slot;    /* hidden --_elastic-slot SLOT: the wrapper of a replacement */
     struct strvec program; /* the program and its arguments (program.v[0]) */
 };
 

@@ -165,6 +165,9 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
         return GCL_ERR_MISMATCH;
     if (atomic_load(me->abort))
         return aborted(x);
+    /* An elastic job: poprun's store says an instance of the membership was lost. */
+    if (me->news && atomic_load(&me->news->lost) != 0)
+        return peer_failed(x, me->news->why);
     if (gcl_diag_find_mismatch(&v, 0, mism, sizeof mism) ||
         remote_members(x, &v, 0, mism, sizeof mism))
         return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", mism);

@@ -20,6 +20,7 @@
 #include "job/diag.h"
 #include "job/hostbox.h"
 #include "job/job.h"
+#include "job/elastic/store.h"
 #include "pod/pod.h"
 #include "transport/transport.h"
 
@@ -30,14 +31,15 @@ struct gcl_request;
 typedef struct {
     const gcl_job_t *job;
     const gcl_params_t *params;
-    gcl_host_t *host;           /* the host box, the job's token, peers' memory mapped here */
-    const gcl_fabric_t *fabric; /* what the transports know of the job */
-    gcl_ctrl_t *ctrl;           /* the control plane to other hosts; NULL on one host */
-    gcl_sim_t *sim;             /* the instance's simulated pod */
-    gcl_sim_ipu_t *clock;       /* this IPU's simulated state */
-    atomic_int *abort;          /* raised when an IPU of this instance failed in this gcl_run */
-    atomic_int *first_failure;  /* the local index of the IPU that failed first, or -1 */
-    uint32_t gen;               /* the gcl_run it runs (gcl_run calls so far) */
+    gcl_host_t *host;             /* the host box, the job's token, peers' memory mapped here */
+    const gcl_fabric_t *fabric;   /* what the transports know of the job */
+    gcl_ctrl_t *ctrl;             /* the control plane to other hosts; NULL on one host */
+    gcl_sim_t *sim;               /* the instance's simulated pod */
+    gcl_sim_ipu_t *clock;         /* this IPU's simulated state */
+    atomic_int *abort;            /* raised when an IPU of this instance failed in this gcl_run */
+    atomic_int *first_failure;    /* the local index of the IPU that failed first, or -1 */
+    const gcl_store_news_t *news; /* an elastic job's news of a lost instance; NULL otherwise */
+    uint32_t gen;                 /* the gcl_run it runs (gcl_run calls so far) */
     int global_ipu;
     int hostlocal;                           /* its index in the host box */
     int phantom;                             /* buffers may carry sizes and no data */

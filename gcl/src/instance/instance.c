@@ -19,6 +19,7 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "instance/config.h"
+#include "instance/membership.h"
 #include "instance/signals.h"
 #include "transport/setup.h"
 
@@ -237,23 +238,9 @@ static void claim_ipus(struct gcl_instance *inst)
     }
 }
 
-static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *config)
+gcl_status_t gcl_instance_build(struct gcl_instance *inst)
 {
-    char err[512] = "";
-    gcl_config_t cfg;
-    gcl_status_t rc = gcl_params_load(&inst->params, err, sizeof err);
-    if (rc == GCL_OK)
-        rc = gcl_config_apply(config, &cfg, &inst->params, err, sizeof err);
-    if (rc != GCL_OK)
-        return fail(inst, rc, "%s", err);
-    gcl_log_level = inst->params.log_level;
-    gcl_log_subsys = inst->params.log_subsys;
-    gcl_log_time = (int)inst->params.log_time;
-    GCL_CHECK(setup_shape(inst, &cfg));
-    gcl_log_set_instance(inst->job.instance_index);
-    gcl_sim_setup_t w = {&inst->params, &inst->pd, &inst->job, inst->phantom};
-    GCL_CHECK(gcl_sim_init(&inst->sim, &w, &inst->err));
-    GCL_CHECK(start_boot(inst));
+    gcl_peer_maps_init(&inst->host.maps);
     GCL_CHECK(exchange_peers(inst));
     if (inst->job.instance_index == 0 &&
         (getrandom(inst->host.token, 16, 0) != 16 || getrandom(inst->host.nonce, 8, 0) != 8))
@@ -281,6 +268,49 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *config)
     return GCL_OK;
 }
 
+void gcl_instance_unbuild(struct gcl_instance *inst)
+{
+    gcl_ctrl_stop(inst->ctrl);
+    inst->ctrl = NULL;
+    gcl_transports_fini(&inst->fabric);
+    gcl_shmem_unmap_peers(&inst->host.maps);
+    gcl_hostbox_unlink(&inst->host.hb);
+    gcl_hostbox_destroy(&inst->host.hb);
+    if (inst->boot)
+        inst->boot->destroy(inst->boot);
+    inst->boot = NULL;
+    gcl_job_free(&inst->job);
+}
+
+static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *config)
+{
+    char err[512] = "";
+    gcl_config_t cfg;
+    gcl_status_t rc = gcl_params_load(&inst->params, err, sizeof err);
+    if (rc == GCL_OK)
+        rc = gcl_config_apply(config, &cfg, &inst->params, err, sizeof err);
+    if (rc != GCL_OK)
+        return fail(inst, rc, "%s", err);
+    gcl_log_level = inst->params.log_level;
+    gcl_log_subsys = inst->params.log_subsys;
+    gcl_log_time = (int)inst->params.log_time;
+    GCL_CHECK(setup_shape(inst, &cfg));
+    gcl_log_set_instance(inst->job.instance_index);
+    gcl_sim_setup_t w = {&inst->params, &inst->pd, &inst->job, inst->phantom};
+    GCL_CHECK(gcl_sim_init(&inst->sim, &w, &inst->err));
+    /* poprun --elastic: the bootstrap is poprun's store, and the membership its (elastic.c). */
+    if (gcl_elastic_wanted(&inst->pd)) {
+        gcl_membership_setup_t m = {&inst->params,  &inst->pd,   &inst->job,
+                                    &inst->host.hb, &inst->boot, &inst->err};
+        GCL_CHECK(gcl_membership_open(&m, &inst->elastic));
+    } else {
+        GCL_CHECK(start_boot(inst));
+    }
+    GCL_CHECK(gcl_instance_build(inst));
+    gcl_membership_alarms(inst->elastic, 1);
+    return GCL_OK;
+}
+
 gcl_status_t gcl_instance_open(const gcl_config_t *config, struct gcl_instance **out)
 {
     *out = NULL;
@@ -292,7 +322,6 @@ gcl_status_t gcl_instance_open(const gcl_config_t *config, struct gcl_instance *
         gcl_fault_report();
         return GCL_ERR_NO_HOST_MEMORY;
     }
-    gcl_peer_maps_init(&inst->host.maps);
     gcl_status_t rc = start(inst, config);
     if (rc != GCL_OK) {
         if (inst->err.status == GCL_OK)
@@ -342,16 +371,10 @@ gcl_status_t gcl_instance_close(struct gcl_instance *inst)
     }
     if (inst->boot)
         inst->boot->failed = inst->run.failed;
-    gcl_ctrl_stop(inst->ctrl);
-    gcl_transports_fini(&inst->fabric);
-    gcl_shmem_unmap_peers(&inst->host.maps);
     gcl_sim_setup_t w = {&inst->params, &inst->pd, &inst->job, inst->phantom};
     gcl_sim_fini(&inst->sim, &w);
-    gcl_hostbox_unlink(&inst->host.hb);
-    gcl_hostbox_destroy(&inst->host.hb);
-    if (inst->boot)
-        inst->boot->destroy(inst->boot);
-    gcl_job_free(&inst->job);
+    gcl_instance_unbuild(inst);
+    gcl_membership_close(inst->elastic, rc == GCL_OK && !inst->run.failed);
     gcl_err_clear(&inst->err);
     free(inst);
     gcl_fault_report();

@@ -42,6 +42,7 @@ struct gcl_instance {
     gcl_runstate_t run;
     int phantom;                 /* buffers carry sizes, no data (GCL_SIM_PHANTOM, offline mode) */
     struct gcl_preempt *preempt; /* where gcl_preempt_agree's IPU threads meet (preempt.c) */
+    struct gcl_elastic *elastic; /* poprun --elastic: the membership (membership.h), else NULL */
     gcl_err_t err;
 };
 
@@ -50,6 +51,12 @@ struct gcl_instance {
  * control plane. On failure every instance fails alike, *OUT stays NULL and gcl_init_error
  * says why. */
 gcl_status_t gcl_instance_open(const gcl_config_t *config, struct gcl_instance **out);
+/* The part of start-up that depends on the job's membership, once the bootstrap is up: where
+ * every instance runs, the host box, the transports and the control plane. Collective over the
+ * instances. gcl_instance_unbuild undoes it (and destroys the bootstrap), without waiting for
+ * anyone: an elastic job's resize does both in turn (elastic.c). */
+gcl_status_t gcl_instance_build(struct gcl_instance *inst);
+void gcl_instance_unbuild(struct gcl_instance *inst);
 /* A failure after gcl_instance_open succeeded (WHY recorded with RC, if given): logged, kept
  * for gcl_init_error, and the instance closed without waiting for its peers. */
 void gcl_instance_abandon(struct gcl_instance *inst, gcl_status_t rc, const char *why);

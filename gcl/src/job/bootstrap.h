@@ -19,6 +19,8 @@ struct gcl_boot {
     /* Set before destroy when this instance failed: do not synchronise with the others (they may
      * never arrive); the process is about to exit with an error anyway. */
     int failed;
+    /* The last failed call's sentence, when the bootstrap has one to say ("" otherwise). */
+    char why[400];
     /* ALL receives SIZE blocks of BYTES, block r from rank r. */
     gcl_status_t (*allgather)(gcl_boot_t *b, const void *mine, void *all, size_t bytes);
     gcl_status_t (*bcast)(gcl_boot_t *b, void *buf, size_t bytes, int root);
@@ -28,6 +30,17 @@ struct gcl_boot {
 };
 
 gcl_status_t gcl_boot_single_create(gcl_boot_t **out);
+
+struct gcl_store;
+/* The bootstrap of an elastic job's epoch: poprun's store (job/store.h) over the members of the
+ * current membership, this one RANK of SIZE. Each call gives up after TIMEOUT_S; one that fails
+ * because an instance was lost returns GCL_ERR_PEER_FAILED (the sentence in why). The store
+ * stays the caller's. */
+gcl_status_t gcl_boot_store_create(struct gcl_store *store, int rank, int size, double timeout_s,
+                                   gcl_boot_t **out);
+/* The flags of the store's answer to the last call (GCL_STORE_F_JOINERS); 0 for any other
+ * bootstrap. */
+unsigned gcl_boot_store_flags(const gcl_boot_t *b);
 
 /* Initialises MPI with MPI_THREAD_MULTIPLE unless the program already did, and checks that it
  * has EXPECTED_SIZE ranks. MESSAGES: the mpi transport will carry the job's messages (OpenMPI

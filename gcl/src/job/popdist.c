@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <ctype.h>
 #include <stdlib.h>
@@ -76,9 +77,38 @@ static int derive(int *instances, int *index)
     return 1;
 }
 
+/* An elastic job's membership after a resize (gcl_popdist_override): the four answers that
+ * change, under a lock, since any thread may ask. */
+static pthread_mutex_t override_lock = PTHREAD_MUTEX_INITIALIZER;
+static int override_set, override_v[4]; /* instances, index, total replicas, offset */
+
+void gcl_popdist_override(const gcl_popdist_t *pd)
+{
+    pthread_mutex_lock(&override_lock);
+    override_set = 1;
+    override_v[0] = pd->num_instances;
+    override_v[1] = pd->instance_index;
+    override_v[2] = pd->num_total_replicas;
+    override_v[3] = pd->replica_offset;
+    pthread_mutex_unlock(&override_lock);
+}
+
+/* Answer K of the override into *V; 0 when there is none. */
+static int overridden(int k, int *v)
+{
+    pthread_mutex_lock(&override_lock);
+    int set = override_set;
+    if (set)
+        *v = override_v[k];
+    pthread_mutex_unlock(&override_lock);
+    return set;
+}
+
 int popdist_num_instances(void)
 {
     int n = 1, i = 0;
+    if (overridden(0, &n))
+        return n;
     if (getenv(POPDIST_ENV_NUM_INSTANCES))
         return env_or(POPDIST_ENV_NUM_INSTANCES, 1, 1);
     return derive(&n, &i) ? n : 1;
@@ -87,6 +117,8 @@ int popdist_num_instances(void)
 int popdist_instance_index(void)
 {
     int n = 1, i = 0;
+    if (overridden(1, &i))
+        return i;
     if (getenv(POPDIST_ENV_INSTANCE_INDEX))
         return env_or(POPDIST_ENV_INSTANCE_INDEX, 0, 0);
     return derive(&n, &i) ? i : 0;
@@ -99,11 +131,17 @@ int popdist_local_instance_index(void)
 
 int popdist_replica_index_offset(void)
 {
+    int v;
+    if (overridden(3, &v))
+        return v;
     return env_or(POPDIST_ENV_REPLICA_INDEX_OFFSET, 0, 0);
 }
 
 int popdist_num_local_replicas(void)
 {
+    int v, n;
+    if (overridden(2, &v) && overridden(0, &n) && n > 0)
+        return v / n;
     int total = env_or(POPDIST_ENV_NUM_TOTAL_REPLICAS, 1, 1);
     return env_or(POPDIST_ENV_NUM_LOCAL_REPLICAS, 1,
                   getenv(POPDIST_ENV_NUM_INSTANCES) ? total / popdist_num_instances() : total);
@@ -111,6 +149,9 @@ int popdist_num_local_replicas(void)
 
 int popdist_num_total_replicas(void)
 {
+    int v;
+    if (overridden(2, &v))
+        return v;
     return env_or(POPDIST_ENV_NUM_TOTAL_REPLICAS, 1, 1);
 }
 

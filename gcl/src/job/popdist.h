@@ -23,6 +23,10 @@ typedef struct {
 gcl_status_t gcl_popdist_read(gcl_popdist_t *out, int def_replicas, int def_ipr, int mpi_world,
                               char *err, size_t len);
 
+/* From now on the popdist_* calls answer for PD's instances, index, replicas and offset: an
+ * elastic job's membership after a resize. */
+void gcl_popdist_override(const gcl_popdist_t *pd);
+
 /* The instance this process is, as gcl_popdist_read will find it without a config's
  * mpi_world = -1: POPDIST_* first, then the MPI launcher's rank. Reads only the environment. */
 int gcl_popdist_guess_instance(void);
