@@ -81,7 +81,7 @@ static const char *const usage_text =
     "  --fault KIND:N             kill-after-step:N, kill-mid-checkpoint:N,\n"
     "                             kill-before-rename:N (instance 0 kills itself at step N;\n"
     "                             kill-after-step:N@I+J: instances I and J, as poprun\n"
-    "                             planned them),\n"
+    "                             planned them; not again after a --max-restarts restart),\n"
     "                             diverge:R (replica R's weights differ after step 1),\n"
     "                             hold-after-step:N (every replica waits after step N\n"
     "                             until the file $TRAIN_HOLD_FILE exists, 10 min at most)\n"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gcl/popdist.h"
 #include "gcl/preempt.h"
 
 #define TAG_ELASTIC 3
@@ -280,11 +281,13 @@ int train_fault_here(const stage_t *st)
 {
     const train_job_t *job = st->job;
     unsigned long long mask = job->o->fault_instances ? job->o->fault_instances : 1;
-    int slot = job->el ? job->el->slot : job->instance;
-    int first = job->el ? job->el->replica_offset : 0;
-    if (!job->el && job->instance != 0)
-        return 0;
-    return slot < 64 && (mask >> slot & 1) && st->replica == first && st->stage == 0;
+    gcl_job_info_t info;
+    gcl_instance_info(gcl_ctx_instance(st->ctx), &info);
+    int slot = job->el ? job->el->slot : info.instance_index;
+    if (popdist_restart_count() > 0)
+        return 0; /* the job's first run only: a restarted job does not fail again */
+    return slot < 64 && (mask >> slot & 1) && st->replica == info.replica_offset &&
+           st->stage == 0;
 }
 
 /* Records the change the resize made (its step is known once the next run agrees on it). */

@@ -67,7 +67,7 @@ int train_elastic_boundary(stage_t *st, long step, gcl_status_t *rc);
 int train_elastic_next(train_job_t *job, gcl_instance_t inst, gcl_status_t run_rc, int *status);
 
 /* Whether this IPU is where --fault kill-after-step:N@I strikes (the first IPU of instance I as
- * poprun planned it; instance 0 without @). */
+ * poprun planned it; instance 0 without @), in the job's first run (not after a restart). */
 int train_fault_here(const stage_t *st);
 
 /* For the report: the membership changes, one line each, and the simulated step before and

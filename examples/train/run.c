@@ -272,16 +272,21 @@ static gcl_status_t preempt(stage_t *st, long done, long start, int sig)
     return GCL_OK;
 }
 
-/* After the first step of a run that goes on from a lost instance (a resize, or a restart): the
- * real time it finished, for the time to recover (docs/chaos.md). */
-static void say_first_step(stage_t *st, long done)
+/* The real time a step finished, for the time to recover from a lost instance (docs/chaos.md,
+ * scripts/elastic-recovery): the first step of a run that goes on without it (a resize, or a
+ * restart), and step $TRAIN_TIME_STEP. */
+static void say_step_time(stage_t *st, long done, int first)
 {
     train_job_t *job = st->job;
-    if (!job->printer || st->replica != 0 || st->stage != 0 ||
-        !(train_elastic_changed(job) || popdist_restart_count() > 0))
+    const char *want = getenv("TRAIN_TIME_STEP");
+    int asked = want && atol(want) == done;
+    if (!job->printer || st->replica != 0 || st->stage != 0)
         return;
-    printf("train: first step of this run (step %ld) finished at unix time %.3f\n", done,
-           train_unix_s());
+    if (first && (train_elastic_changed(job) || popdist_restart_count() > 0))
+        printf("train: first step of this run (step %ld) finished at unix time %.3f\n", done,
+               train_unix_s());
+    if (asked)
+        printf("train: step %ld finished at unix time %.3f\n", done, train_unix_s());
     fflush(stdout);
 }
 
@@ -319,8 +324,7 @@ static gcl_status_t train_loop(stage_t *st, long start)
         if (job->o->fault == FAULT_DIVERGE && step == 0 && st->replica == job->o->fault_arg &&
             st->stage == 0)
             diverge(st);
-        if (step == start)
-            say_first_step(st, step + 1);
+        say_step_time(st, step + 1, step == start);
         GCL_CHECK(after_step(st, step + 1, &lp));
     }
     if (start >= job->total_steps) /* resumed a finished run: only the final evaluation */

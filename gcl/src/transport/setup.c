@@ -80,7 +80,11 @@ gcl_status_t gcl_transports_init(const gcl_transport_setup_t *w)
                            "GCL_TRANSPORT=shm, but the job spans %d hosts", w->job->num_hosts);
     int want_tcp = several && (!strcmp(forced, "tcp") || (remote && !strcmp(forced, "auto")));
     int want_ofi = several && !strcmp(forced, "ofi");
-    int want_mpi = several && (!strcmp(forced, "mpi") || (remote && !strcmp(forced, "auto")));
+    /* Beside tcp, auto makes the mpi backend too, where MPI is the bootstrap (not in an elastic
+     * job, whose bootstrap is poprun's store: MPI does not survive a lost instance). */
+    int mpi_boot = gcl_boot_mpi_comm(w->boot, NULL) != NULL;
+    int want_mpi =
+        several && (!strcmp(forced, "mpi") || (remote && mpi_boot && !strcmp(forced, "auto")));
     if (want_tcp) {
         GCL_CHECK(start_net(w, forced, &tcp_kind, &f->tcp));
         want_ofi |= !f->tcp;
