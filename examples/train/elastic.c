@@ -258,7 +258,9 @@ int train_elastic_boundary(stage_t *st, long step, gcl_status_t *rc)
         return 0;
     int pending = gcl_elastic_pending(st->ctx);
     if (el->join_at >= 0) {
-        if (step != el->join_at)
+        /* Tests: a replacement is taken in at step S only, and waited for there when the job
+         * is smaller than it started (there is a lost instance to replace). */
+        if (step != el->join_at || gcl_ctx_num_replicas(st->ctx) >= st->job->replicas)
             return 0;
         struct timespec nap = {0, 20 * 1000 * 1000};
         for (int i = 0; !pending && i < 30000; i++) { /* 10 min */
@@ -286,8 +288,7 @@ int train_fault_here(const stage_t *st)
     int slot = job->el ? job->el->slot : info.instance_index;
     if (popdist_restart_count() > 0)
         return 0; /* the job's first run only: a restarted job does not fail again */
-    return slot < 64 && (mask >> slot & 1) && st->replica == info.replica_offset &&
-           st->stage == 0;
+    return slot < 64 && (mask >> slot & 1) && st->replica == info.replica_offset && st->stage == 0;
 }
 
 /* Records the change the resize made (its step is known once the next run agrees on it). */
@@ -334,11 +335,17 @@ static void say_change(stage_t *st, long T)
     float scale;
     train_elastic_share(job, 0, c->replicas, &first, &count, &scale);
     train_elastic_share(job, c->replicas - 1, c->replicas, &first, &hi, &scale);
-    printf("train: step %ld: membership %d:%s%s%s%s %d replicas over %d instances go on from "
+    char what[600];
+    snprintf(what, sizeof what, "%s%s%s%s%s%s", c->nlost ? "lost instance" : "",
+             c->nlost > 1 ? "s "
+             : c->nlost   ? " "
+                          : "",
+             lost, c->nlost && c->njoined ? "; " : "", c->njoined ? "joined " : "", joined);
+    printf("train: step %ld: membership %d (%s): %d replica%s over %d instance%s go on from "
            "memory; each step's %ld micro-batches of %d split %d to %d per replica (global "
            "batch %ld)\n",
-           T, c->epoch, c->nlost ? " lost instance " : "", lost, c->njoined ? " joined " : "",
-           joined, c->replicas, c->instances, (long)job->replicas * job->accumulation, job->micro,
+           T, c->epoch, what, c->replicas, c->replicas == 1 ? "" : "s", c->instances,
+           c->instances == 1 ? "" : "s", (long)job->replicas * job->accumulation, job->micro,
            count < hi ? count : hi, count < hi ? hi : count, job->global_batch);
     fflush(stdout);
 }

@@ -49,6 +49,7 @@ struct emembers {
     /* The resize under way (the first RESIZE's time; 0: none), losses since the epoch formed. */
     double resize_since, change_since;
     int lost_since[EM_LIST_MAX], nlost_since;
+    char loss_why[GCL_STORE_TEXT_MAX]; /* the first loss since the epoch formed */
     bool stopped, completed;
     char stop_why[GCL_STORE_TEXT_MAX];
     struct em_event *events;
@@ -205,20 +206,23 @@ static void announce(struct emembers *em, const int *joined, int njoined)
 /* Forms the next epoch from the members that asked and the waiting joiners. */
 static void form(struct emembers *em, double now)
 {
+    /* Replacements join at a step boundary (a resize no member asked for after a failed
+     * run); after a failure the survivors go on first, and take them in at the next one. */
+    bool failed = false;
+    for (int r = 0; r < em->nmembers; r++)
+        failed |= em->slot[em->members[r]].failed;
     int n = 0, joined[EM_LIST_MAX], nj = 0;
     for (int s = 0; s < em->cfg.slots; s++) {
         struct em_slot *p = &em->slot[s];
-        if (p->state == S_JOINING && nj < EM_LIST_MAX)
+        bool joins = p->state == S_JOINING && !failed && nj < EM_LIST_MAX;
+        if (joins)
             joined[nj++] = s;
-        if ((p->state == S_MEMBER && p->resize) || p->state == S_JOINING)
+        if ((p->state == S_MEMBER && p->resize) || joins)
             em->members[n++] = s;
     }
     char lost[300], who[300];
     list_slots(em->lost_since, em->nlost_since, lost, sizeof lost);
     list_slots(joined, nj, who, sizeof who);
-    bool failed = false;
-    for (int r = 0; r < em->nmembers; r++)
-        failed |= em->slot[em->members[r]].failed;
     if (em->nlost_since == 0 && nj == 0 && failed) {
         stop_all(em, "no instance was lost or joined: the run failed for a cause of its own, "
                      "which a resize does not mend");
@@ -237,8 +241,9 @@ static void form(struct emembers *em, double now)
     }
     for (int s = 0; s < em->cfg.slots; s++) {
         em->slot[s].resize = em->slot[s].failed = false;
-        if (em->slot[s].state == S_JOINING)
-            em->slot[s].state = S_MEMBER;
+        for (int i = 0; i < nj; i++)
+            if (joined[i] == s)
+                em->slot[s].state = S_MEMBER;
     }
     em->nmembers = n;
     em->epoch++;
@@ -313,12 +318,15 @@ static void lose(struct emembers *em, int s, const char *why, double now)
     char text[GCL_STORE_TEXT_MAX];
     snprintf(text, sizeof text, "instance %d (host %s, pid %d) was lost: %s", s, host_of(em, s),
              p->pid, why);
-    fail_call(em, text);
+    if (em->nlost_since == 1)
+        snprintf(em->loss_why, sizeof em->loss_why, "%s", text);
+    /* The news first: a client that reads the failed call's answer knows the loss by then. */
     for (int r = 0; r < em->nmembers; r++) {
         const struct em_slot *q = &em->slot[em->members[r]];
         if (q->state == S_MEMBER)
             send_text(em, q->conn, GCL_STORE_NEWS, s, 0, text);
     }
+    fail_call(em, text);
     check_complete(em);
     if (none_left(em) && !em->stopped && !em->completed) {
         say(em, "elastic: the job stops: no instance is left");
@@ -403,6 +411,10 @@ static void coll(struct emembers *em, int s, const gcl_store_head_t *h, const vo
     }
     if (em->failed && h->seq == em->seq) {
         send_text(em, p->conn, GCL_STORE_COLL_FAIL, 0, h->seq, em->fail_why);
+        return;
+    }
+    if (em->nlost_since > 0) { /* a member of this epoch is gone: no call can complete */
+        send_text(em, p->conn, GCL_STORE_COLL_FAIL, 0, h->seq, em->loss_why);
         return;
     }
     if (!em->open || h->seq != em->seq) {

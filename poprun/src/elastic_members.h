@@ -14,7 +14,9 @@
  *     instances waiting to join, or STOP for all when they hold fewer than MIN_REPLICAS replicas
  *     (or when nothing changed: the run failed for a cause of its own);
  *   - an instance that says HELLO with join for a lost slot waits; every COLL_DONE carries
- *     GCL_STORE_F_JOINERS meanwhile, so that the members can resize at a step boundary;
+ *     GCL_STORE_F_JOINERS meanwhile, so that the members can resize at a step boundary. It is
+ *     taken in by a resize that no member asked for after a failed run (GCL_STORE_F_FAILED):
+ *     after a loss the survivors go on first, and take replacements in at the next boundary;
  *   - when every member has said BYE the job is complete; a joiner still waiting gets STOP.
  * A fault during a resize is one more loss: an instance lost before the epoch forms is left out;
  * one lost after fails the new epoch's first bootstrap call, and the survivors resize again.

@@ -227,6 +227,18 @@ static void emit_stdout(struct outcome *o, const char *line, size_t start, size_
     free(out);
 }
 
+/* An elastic job (mpirun --enable-recovery): OpenMPI 4.1's PMIx prints a line when a rank ends
+ * and the job goes on ("[h0:123] PMIX ERROR: BAD-PARAM in file
+ * ../../../src/event/pmix_event_notification.c at line 1033"), which says nothing the elastic
+ * report does not. Dropped unless verbose. */
+static bool is_recovery_note(const struct outcome *o, const char *line, size_t len)
+{
+    static const char note[] = "PMIX ERROR: BAD-PARAM in file ";
+    static const char where[] = "pmix_event_notification.c";
+    return o->elastic && !o->verbose && memmem(line, len, note, sizeof(note) - 1) &&
+           memmem(line, len, where, sizeof(where) - 1);
+}
+
 void outcome_filter_line(void *ctx, const char *line, size_t len)
 {
     struct outcome *o = ctx;
@@ -242,7 +254,8 @@ void outcome_filter_line(void *ctx, const char *line, size_t len)
             release_early(o);
         return;
     }
-    if (is_forwarding_note(o, line, len) || is_mpirun_dying(o, line, len))
+    if (is_forwarding_note(o, line, len) || is_mpirun_dying(o, line, len) ||
+        is_recovery_note(o, line, len))
         return;
     bool frame = notice_is_frame(line, len), first = o->opened;
     struct notice_death d;

@@ -47,7 +47,9 @@ typedef struct {
     int min_replicas;                        /* poprun --min-replicas */
     int slot;   /* this instance's place in poprun's plan (its first POPDIST_INSTANCE_INDEX) */
     int joined; /* 1: this instance joined at the latest change (it holds no state yet) */
-    /* Instances lost and joined at the latest change, by slot (the first GCL_ELASTIC_LIST_MAX). */
+    /* Instances lost and joined at the latest change (one gcl_elastic_resize, which may go
+     * through several memberships when instances are lost during it), by slot (the first
+     * GCL_ELASTIC_LIST_MAX). */
     int num_lost, num_joined;
     int lost[GCL_ELASTIC_LIST_MAX], joined_slots[GCL_ELASTIC_LIST_MAX];
 } gcl_elastic_info_t;

@@ -13,8 +13,9 @@
 
 enum { INSTANCE_MAX = 1 << 20 };
 
-static const char *const kind_name[GCL_FAULT_KINDS] = {"alloc", "map", "post"};
-static const char *const event_name[GCL_FAULT_KINDS] = {"allocation", "mapping", "post"};
+static const char *const kind_name[GCL_FAULT_KINDS] = {"alloc", "map", "post", "resize"};
+static const char *const event_name[GCL_FAULT_KINDS] = {"allocation", "mapping", "post",
+                                                        "resize"};
 
 /* The armed state. Written by gcl_fault_arm (gcl_init, before any IPU thread of the instance
  * exists), read by every event. */
@@ -58,7 +59,8 @@ static int parse_entry(const char **p, gcl_fault_spec_t *s, char *why, size_t le
     size_t n = strcspn(e, ":,");
     int k = find_kind(e, n);
     if (k < 0) {
-        snprintf(why, len, "'%.*s' is not a kind: expected alloc, map or post, as in alloc:37",
+        snprintf(why, len,
+                 "'%.*s' is not a kind: expected alloc, map, post or resize, as in alloc:37",
                  (int)(n > 32 ? 32 : n), e);
         return -1;
     }

@@ -15,6 +15,9 @@
  *   post   every message piece handed to a transport: a piece posted in a shared-memory slot
  *          (shm), an isend or irecv of the mpi or ofi backend. The failing one fails as the
  *          transport's own failure would (the call returns GCL_ERR_TRANSPORT).
+ *   resize every resize of an elastic job (gcl_elastic_resize) on this instance: the failing one
+ *          kills the process (SIGKILL) once the new membership has formed, while it is being
+ *          built: a fault during the resize itself, which the others must survive.
  *   N      1, 2, ...: the Nth event of that kind fails, once; every other event succeeds.
  *   @I     only in instance I (POPDIST_INSTANCE_INDEX under poprun; OMPI_COMM_WORLD_RANK or
  *          PMI_RANK under a plain mpirun; else 0); the other instances count but never fail.
@@ -38,7 +41,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-typedef enum { GCL_FAULT_ALLOC, GCL_FAULT_MAP, GCL_FAULT_POST, GCL_FAULT_KINDS } gcl_fault_kind_t;
+typedef enum {
+    GCL_FAULT_ALLOC,
+    GCL_FAULT_MAP,
+    GCL_FAULT_POST,
+    GCL_FAULT_RESIZE,
+    GCL_FAULT_KINDS
+} gcl_fault_kind_t;
 
 /* A parsed GCL_FAULT_INJECT: for each kind, the event that fails (0: none) and the only
  * instance where it does (-1: every instance). */

@@ -147,7 +147,7 @@ static const param_def_t params[] = {
     {"GCL_FAULT_INJECT", "", P_FAULT, OFF(fault_inject), 0, 0, NULL, 0,
      "for tests only: make the Nth allocation (alloc), shared-memory mapping (map) or transport "
      "post (post) of this process fail, counted from gcl_init, e.g. alloc:37 or post:3@1 (only "
-     "in instance 1); see tests/faults/README.md"},
+     "in instance 1), or kill it in its Nth elastic resize (resize); see tests/faults/README.md"},
 };
 
 #define NPARAMS (sizeof params / sizeof params[0])
@@ -253,7 +253,7 @@ static void describe_valid(const param_def_t *d, char *buf, size_t len)
         break;
     case P_FAULT:
         snprintf(buf, len,
-                 "a comma list of KIND:N[@I]: KIND alloc, map or post, N from 1, I an "
+                 "a comma list of KIND:N[@I]: KIND alloc, map, post or resize, N from 1, I an "
                  "instance index; or empty");
         break;
     case P_ALGO:

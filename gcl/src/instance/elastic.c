@@ -13,6 +13,9 @@
  */
 #include "instance/elastic.h"
 
+#include <signal.h>
+
+#include "base/fault.h"
 #include "base/log.h"
 #include "gcl/elastic.h"
 #include "instance/instance.h"
@@ -27,9 +30,13 @@ static gcl_status_t resize_once(struct gcl_instance *inst, int failed, int *fina
     gcl_membership_alarms(inst->elastic, 0);
     gcl_instance_unbuild(inst);
     GCL_CHECK(gcl_membership_next(inst->elastic, failed, final));
+    if (gcl_fault_hit(GCL_FAULT_RESIZE)) /* GCL_FAULT_INJECT=resize:N: a fault in the resize */
+        raise(SIGKILL);
     gcl_status_t rc = gcl_instance_build(inst);
-    if (rc == GCL_OK)
+    if (rc == GCL_OK) {
+        gcl_instance_number_runs(inst, gcl_membership_epoch(inst->elastic));
         gcl_membership_alarms(inst->elastic, 1);
+    }
     return rc;
 }
 

@@ -307,8 +307,15 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *config)
         GCL_CHECK(start_boot(inst));
     }
     GCL_CHECK(gcl_instance_build(inst));
+    if (inst->elastic)
+        gcl_instance_number_runs(inst, gcl_membership_epoch(inst->elastic));
     gcl_membership_alarms(inst->elastic, 1);
     return GCL_OK;
+}
+
+void gcl_instance_number_runs(struct gcl_instance *inst, int epoch)
+{
+    inst->run.gen = (uint32_t)epoch << 16;
 }
 
 gcl_status_t gcl_instance_open(const gcl_config_t *config, struct gcl_instance **out)
@@ -352,8 +359,7 @@ gcl_status_t gcl_instance_close(struct gcl_instance *inst)
      * the others may never arrive, so a failed instance does not wait; nor does any instance
      * wait longer than GCL_TIMEOUT_S. */
     if (inst->boot && !inst->run.failed && (rc = inst->boot->barrier(inst->boot)) != GCL_OK) {
-        GCL_ERROR(GCL_SUB_INIT,
-                  "gcl_finalize: %s: not every instance came to its final barrier%s",
+        GCL_ERROR(GCL_SUB_INIT, "gcl_finalize: %s: not every instance came to its final barrier%s",
                   gcl_status_name(rc),
                   rc == GCL_ERR_TIMEOUT ? " within GCL_TIMEOUT_S" : " (MPI failed)");
         rc = rc == GCL_ERR_TIMEOUT ? rc : GCL_ERR_MPI;

@@ -57,6 +57,10 @@ gcl_status_t gcl_instance_open(const gcl_config_t *config, struct gcl_instance *
  * anyone: an elastic job's resize does both in turn (elastic.c). */
 gcl_status_t gcl_instance_build(struct gcl_instance *inst);
 void gcl_instance_unbuild(struct gcl_instance *inst);
+/* An elastic job's membership EPOCH numbers the gcl_run calls from here on alike on every
+ * instance of it (EPOCH x 2^16 + 1, + 2, ...), replacements included: communicators' keys carry
+ * the run's number, and must be the same on every instance. */
+void gcl_instance_number_runs(struct gcl_instance *inst, int epoch);
 /* A failure after gcl_instance_open succeeded (WHY recorded with RC, if given): logged, kept
  * for gcl_init_error, and the instance closed without waiting for its peers. */
 void gcl_instance_abandon(struct gcl_instance *inst, gcl_status_t rc, const char *why);

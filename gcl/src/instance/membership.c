@@ -21,7 +21,11 @@ struct gcl_elastic {
     gcl_store_t *store;
     int slot, min_replicas, joined;
     int initial_instances, initial_replicas;
-    gcl_membership_t m;   /* the current membership */
+    gcl_membership_t m; /* the current membership */
+    /* Instances lost and joined since gcl_membership_next was last asked from a built
+     * membership (one resize may go through several memberships). */
+    int lost[GCL_ELASTIC_LIST_MAX], nlost, joined_slots[GCL_ELASTIC_LIST_MAX], njoined;
+    int fresh;            /* the next gcl_membership_next starts a new change */
     pthread_mutex_t lock; /* ALARMS, and the host box the news rings */
     int alarms;           /* the host box is this membership's: news may ring its IPUs */
 };
@@ -51,6 +55,7 @@ void gcl_membership_alarms(gcl_elastic_t *e, int on)
         return;
     pthread_mutex_lock(&e->lock);
     e->alarms = on;
+    e->fresh |= on; /* built: the change is complete */
     pthread_mutex_unlock(&e->lock);
 }
 
@@ -83,7 +88,11 @@ static void apply(gcl_elastic_t *e, gcl_membership_t *m)
     j->num_ipus = j->num_replicas * j->ipus_per_replica;
     j->first_ipu = pd->replica_offset * j->ipus_per_replica;
     gcl_popdist_override(pd);
-    gcl_log_set_instance(e->m.rank);
+    /* Log lines keep the instance's slot: poprun tags its output so ("[instance 2]"). */
+    for (int i = 0; i < e->m.nlost && e->nlost < GCL_ELASTIC_LIST_MAX; i++)
+        e->lost[e->nlost++] = e->m.lost[i];
+    for (int i = 0; i < e->m.njoined && e->njoined < GCL_ELASTIC_LIST_MAX; i++)
+        e->joined_slots[e->njoined++] = e->m.joined[i];
 }
 
 /* Waits for the next membership, applies it and makes its bootstrap. */
@@ -149,6 +158,8 @@ gcl_status_t gcl_membership_open(const gcl_membership_setup_t *w, gcl_elastic_t 
 gcl_status_t gcl_membership_next(gcl_elastic_t *e, int failed, int *final)
 {
     char err[GCL_STORE_TEXT_MAX];
+    if (e->fresh)
+        e->nlost = e->njoined = e->fresh = 0;
     gcl_status_t rc = gcl_store_resize(e->store, failed, err, sizeof err);
     *final = rc != GCL_OK;
     if (rc != GCL_OK)
@@ -167,6 +178,11 @@ void gcl_membership_close(gcl_elastic_t *e, int clean)
     gcl_membership_free(&e->m);
     pthread_mutex_destroy(&e->lock);
     free(e);
+}
+
+int gcl_membership_epoch(const gcl_elastic_t *e)
+{
+    return e->m.epoch;
 }
 
 const gcl_store_news_t *gcl_membership_news(const gcl_elastic_t *e)
@@ -194,8 +210,8 @@ void gcl_membership_info(const gcl_elastic_t *e, gcl_elastic_info_t *out)
     out->initial_replicas = e->initial_replicas;
     out->min_replicas = e->min_replicas;
     out->slot = e->slot;
-    for (int i = 0; i < e->m.njoined; i++)
-        out->joined |= e->m.joined[i] == e->slot;
-    copy_list(out->lost, e->m.lost, e->m.nlost, &out->num_lost);
-    copy_list(out->joined_slots, e->m.joined, e->m.njoined, &out->num_joined);
+    for (int i = 0; i < e->njoined; i++)
+        out->joined |= e->joined_slots[i] == e->slot;
+    copy_list(out->lost, e->lost, e->nlost, &out->num_lost);
+    copy_list(out->joined_slots, e->joined_slots, e->njoined, &out->num_joined);
 }

@@ -48,6 +48,9 @@ void gcl_membership_alarms(gcl_elastic_t *e, int on);
 /* The membership, and its latest change, into *OUT. */
 void gcl_membership_info(const gcl_elastic_t *e, gcl_elastic_info_t *out);
 
+/* The current membership's number (its epoch). */
+int gcl_membership_epoch(const gcl_elastic_t *e);
+
 /* The store's news of the current membership, for the IPUs' liveness checks; NULL for NULL. */
 const gcl_store_news_t *gcl_membership_news(const gcl_elastic_t *e);
 
