@@ -140,8 +140,10 @@ static int final_status(const struct elastic_job *ej, const struct outcome *out,
     char msg[1024], why[GCL_STORE_TEXT_MAX];
     if (out->interrupt_sig || !em_completed(em)) {
         if (!out->interrupt_sig && em_stopped(em, why, sizeof why)) {
-            fprintf(stderr, "poprun: the elastic job stopped: %s\n", why);
+            /* As a job without --elastic stops: the first failure's status and line. */
             int code = outcome_exit_status(out, ej->plan, msg, sizeof msg);
+            fprintf(stderr, "poprun: the elastic job stopped: %s%s%s\n", why, msg[0] ? "; " : "",
+                    msg);
             return code ? code : 1;
         }
         int code = outcome_exit_status(out, ej->plan, msg, sizeof msg);

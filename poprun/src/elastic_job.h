@@ -5,8 +5,9 @@
  * and ends with the job's status:
  *   0                   every instance of the last membership finished (lost instances are
  *                       reported, each on its line, as they go and come back)
- *   1                   the job stopped: fewer than M replicas left ("... instances 1, 2 lost"),
- *                       or the instances failed for a cause a resize does not mend
+ *   the first failure's the job stopped, as a job without --elastic stops: fewer than M replicas
+ *   status, or 1        left ("... instances 1, 2 lost"), or the instances failed for a cause a
+ *                       resize does not mend; the line names why, and the first failure
  *   128+N, or another   as without --elastic: an interrupt, an instance of the last membership
  *                       that failed, mpirun's own failure
  */

@@ -98,6 +98,17 @@ expect_usage_error "bad graceful timeout" \
   "--graceful-timeout must be a non-negative integer, not '1.5'" --graceful-timeout 1.5 "$PROBE"
 expect_usage_error "bad max restarts" "--max-restarts must be a non-negative integer, not '-1'" \
   --max-restarts -1 "$PROBE"
+expect_usage_error "elastic without min" \
+  "--elastic needs --min-replicas M: the fewest replicas the job may go on with (1 to --num-replicas 8)" \
+  --elastic --num-replicas 8 --num-instances 4 "$PROBE"
+expect_usage_error "min above the job" \
+  "--min-replicas 9 is more than the job's --num-replicas 8 (1 to 8 are accepted)" \
+  --elastic --min-replicas 9 --num-replicas 8 --num-instances 4 "$PROBE"
+expect_usage_error "min without elastic" \
+  "--min-replicas 2 is only for an elastic job: add --elastic" \
+  --min-replicas 2 --num-replicas 8 --num-instances 4 "$PROBE"
+expect_usage_error "min zero" "--min-replicas must be a positive integer, not '0'" \
+  --elastic --min-replicas 0 "$PROBE"
 expect_usage_error "bad quoting" "--mpi-global-args: unterminated double quote" \
   --mpi-global-args '--mca "x' "$PROBE"
 printf 'num-replicas = 4\nnum-instances = three\n' >"$tmp/bad.conf"
@@ -259,6 +270,14 @@ if grep -q -E -- "^mpirun ${root_flag}--oversubscribe --bind-to none --mca orte_
   ok "--max-restarts: -x POPDIST_RESTART_COUNT"
 else
   bad "--max-restarts" "$(cat "$tmp/out" "$tmp/err")"
+fi
+
+# --elastic: mpirun goes on when an instance dies, and every host learns where the store is.
+run "$POPRUN" --dry-run --elastic --min-replicas 2 --num-instances 2 --num-replicas 2 "$PROBE"
+if grep -q -E -- " --enable-recovery -x GCL_ELASTIC_STORE -x GCL_ELASTIC_TOKEN -x GCL_ELASTIC_MIN_REPLICAS -np 2 " "$tmp/out"; then
+  ok "--elastic: --enable-recovery and the store's variables"
+else
+  bad "--elastic" "$(cat "$tmp/out" "$tmp/err")"
 fi
 
 printf '# our cluster\nnode1 slots=2\nnode2\n' >"$tmp/hosts"
