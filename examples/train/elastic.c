@@ -350,36 +350,77 @@ static void say_change(stage_t *st, long T)
     fflush(stdout);
 }
 
+/* The mean simulated step (the slowest stage's, as recorded by replica 0's instance) of steps
+ * [FROM, TO); 0 when none was recorded. */
+static double mean_sim_step(const train_job_t *job, long from, long to)
+{
+    double sum = 0;
+    long n = 0;
+    for (long s = from; s < to && job->res.sim_step_s; s++) {
+        double v = 0;
+        for (int k = 0; k < job->stages; k++) {
+            double t = job->res.sim_step_s[(size_t)k * job->total_steps + s];
+            v = t > v ? t : v;
+        }
+        sum += v;
+        n += v > 0;
+    }
+    return n ? sum / (double)n : 0;
+}
+
+/* Stretch I of the run (0: before the first change): its steps [*FROM, *TO) and replicas. */
+static int segment(const train_job_t *job, int i, long *from, long *to)
+{
+    const struct train_elastic *el = job->el;
+    *from = i == 0 ? 0 : el->changes[i - 1].step;
+    *to = i < el->nchanges ? el->changes[i].step : job->total_steps;
+    return i == 0 ? job->replicas : el->changes[i - 1].replicas;
+}
+
 void train_elastic_report(const train_job_t *job)
 {
     const struct train_elastic *el = job->el;
-    if (!el || !el->nchanges || !job->res.sim_step_s)
+    if (!el || !el->nchanges)
         return;
-    /* The simulated step of stage 0, replica 0's record, before and after each change. */
-    long from = 0;
     for (int i = 0; i <= el->nchanges; i++) {
-        long to = i < el->nchanges ? el->changes[i].step : job->total_steps;
-        if (to < 0 || to <= from) {
-            from = to > from ? to : from;
-            continue;
-        }
-        double sum = 0;
-        long n = 0;
-        for (long s = from; s < to; s++) {
-            double v = 0;
-            for (int k = 0; k < job->stages; k++) {
-                double t = job->res.sim_step_s[(size_t)k * job->total_steps + s];
-                v = t > v ? t : v;
-            }
-            sum += v;
-            n += v > 0;
-        }
-        int replicas = i == 0 ? job->replicas : el->changes[i - 1].replicas;
-        if (n > 0)
+        long from, to;
+        int replicas = segment(job, i, &from, &to);
+        double t = from >= 0 && to > from ? mean_sim_step(job, from, to) : 0;
+        if (t > 0)
             printf("train: elastic: steps %ld-%ld on %d replicas: simulated %.3f ms per step\n",
-                   from + 1, to, replicas, 1e3 * sum / (double)n);
-        from = to;
+                   from + 1, to, replicas, 1e3 * t);
     }
+}
+
+void train_elastic_json(FILE *f, const train_job_t *job)
+{
+    const struct train_elastic *el = job->el;
+    if (!el || !el->on) {
+        fprintf(f, "  \"elastic\": null,\n");
+        return;
+    }
+    fprintf(f, "  \"elastic\": [");
+    for (int i = 0; i < el->nchanges; i++) {
+        const change_t *c = &el->changes[i];
+        long from, to, before_from, before_to;
+        segment(job, i + 1, &from, &to);
+        segment(job, i, &before_from, &before_to);
+        fprintf(f,
+                "%s\n    {\"step\": %ld, \"membership\": %d, \"instances\": %d, "
+                "\"replicas\": %d, \"lost\": [",
+                i ? "," : "", c->step, c->epoch, c->instances, c->replicas);
+        for (int k = 0; k < c->nlost && k < GCL_ELASTIC_LIST_MAX; k++)
+            fprintf(f, "%s%d", k ? ", " : "", c->lost[k]);
+        fprintf(f, "], \"joined\": [");
+        for (int k = 0; k < c->njoined && k < GCL_ELASTIC_LIST_MAX; k++)
+            fprintf(f, "%s%d", k ? ", " : "", c->joined[k]);
+        fprintf(f,
+                "], \"wall_s\": %.3f, \"sim_step_before_s\": %.9g, "
+                "\"sim_step_after_s\": %.9g}",
+                c->wall_s, mean_sim_step(job, before_from, before_to),
+                mean_sim_step(job, from, to));
+    }
+    fprintf(f, "%s],\n", el->nchanges ? "\n  " : "");
 }
 
 int train_elastic_next(train_job_t *job, gcl_instance_t inst, gcl_status_t run_rc, int *status)

@@ -25,6 +25,8 @@
 #ifndef TRAIN_ELASTIC_H
 #define TRAIN_ELASTIC_H
 
+#include <stdio.h>
+
 #include "gcl/elastic.h"
 #include "stage.h"
 
@@ -70,8 +72,11 @@ int train_elastic_next(train_job_t *job, gcl_instance_t inst, gcl_status_t run_r
  * poprun planned it; instance 0 without @), in the job's first run (not after a restart). */
 int train_fault_here(const stage_t *st);
 
-/* For the report: the membership changes, one line each, and the simulated step before and
- * after the first. */
+/* For the report: the simulated step of every stretch of steps between membership changes,
+ * one line each; and for --json, the key "elastic": each change (step, membership, instances,
+ * replicas, lost and joined instances, when, the simulated step before and after), or null
+ * without --elastic. */
 void train_elastic_report(const train_job_t *job);
+void train_elastic_json(FILE *f, const train_job_t *job);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elastic.h"
 #include "optim.h"
 #include "pipe.h"
 
@@ -273,6 +274,7 @@ static void json_results(FILE *f, const train_job_t *job, const summary_t *s)
     else
         fprintf(f, "  \"sim_memory_capacity_bytes\": null,\n  \"sim_memory_peak_bytes\": null,\n"
                    "  \"sim_total_s\": null,\n  \"sim_compute_s\": null,\n");
+    train_elastic_json(f, job);
     fprintf(f, "  \"epoch_history\": [");
     for (int i = 0; i < r->nepochs; i++) {
         const epoch_log_t *e = &r->epochs[i];
