@@ -21,6 +21,13 @@
 #               again; two such runs identical
 #   hosts       the shrink across 4 namespace hosts (root; else skip, 77): bitwise the same as on
 #               one host
+# and in the full tier:
+#   accuracy    the main job (train's defaults, 30 epochs, 16 replicas over 4 instances) with
+#               instance 1 killed at step 1000: within 0.3 points of the undisturbed run's test
+#               accuracy, and with --max-restarts 1 (its replacement joins at step 2000) too
+#   recovery    scripts/elastic-recovery --runs 1 (4 namespace hosts; root, else 77): the
+#               elastic job's first step after the kill within 2 s of it, and sooner than the
+#               restart path's
 set -uo pipefail
 case_name=$1 poprun=$2 train=$3 cmp=$4 cluster=${5:-}
 data=${TRAIN_TEST_DATA:-/usr/share/datasets/fashion-mnist}
@@ -127,6 +134,39 @@ case_grow() {
   expect grow1 "^poprun: elastic: epoch 2: 4 instances, 8 replicas; joined 1$"
   expect grow1 "^\[instance 0\] train: step 12: membership 2 \(joined 1\): 8 replicas over 4 instances go on from memory"
   expect grow1 "^\[instance 0\] train: elastic: steps 13-16 on 8 replicas: simulated"
+}
+
+case_accuracy() {
+  local full=(--progress none)
+  run clean 0 "$poprun" --num-replicas 16 --num-instances 4 "$train" "${full[@]}"
+  run lost 0 "$poprun" --elastic --min-replicas 8 --num-replicas 16 --num-instances 4 "$train" \
+    "${full[@]}" --fault kill-after-step:1000@1
+  TRAIN_ELASTIC_JOIN_AT=2000 run back 0 "$poprun" --elastic --min-replicas 8 --max-restarts 1 \
+    --num-replicas 16 --num-instances 4 "$train" "${full[@]}" --fault kill-after-step:1000@1
+  expect back "^poprun: elastic: epoch 2: 4 instances, 16 replicas; joined 1$"
+  local a b c
+  a=$(accuracy clean) b=$(accuracy lost) c=$(accuracy back)
+  echo "test accuracy: undisturbed $a, shrunk at step 1000 $b, and grown back at 2000 $c"
+  for x in "$b" "$c"; do
+    python3 -c "import sys; sys.exit(abs($a - $x) > 0.003)" ||
+      fail "accuracy $x: more than 0.3 points from the undisturbed run's $a"
+  done
+}
+
+case_recovery() {
+  local root out=$work/recovery.json
+  root=$(cd "$(dirname "$0")/../.." && pwd)
+  GCL_BUILD_DIR=$(cd "$(dirname "$poprun")/.." && pwd) "$root/scripts/elastic-recovery" \
+    --runs 1 --out "$out" >"$work/recovery.out" 2>&1
+  local rc=$?
+  [ "$rc" -ne 77 ] || exit 77
+  [ "$rc" -eq 0 ] || { cat "$work/recovery.out" >&2; fail "scripts/elastic-recovery: $rc"; }
+  cat "$work/recovery.out"
+  python3 - "$out" <<'EOF' || fail "the elastic recovery is not under 2 s and sooner than a restart"
+import json, sys
+m = json.load(open(sys.argv[1]))["median_recover_s"]
+sys.exit(not (0 < m["elastic"] < 2.0 and m["elastic"] < m["restart"]))
+EOF
 }
 
 case_hosts() {
