@@ -121,6 +121,12 @@ static void on_marker(void *ctx, const struct marker *m)
     elastic_server_lost(w->server, m->instance, why);
 }
 
+static bool job_complete(void *ctx)
+{
+    const struct watch *w = ctx;
+    return elastic_server_complete(w->server);
+}
+
 static void make_token(uint8_t token[16], char *hex)
 {
     if (getrandom(token, 16, 0) != 16) {
@@ -212,6 +218,7 @@ int elastic_run(const struct elastic_job *ej, int *mpirun_pid, char *err, size_t
     struct outcome out = ej->proto;
     out.elastic = true;
     out.on_marker = on_marker;
+    out.complete = job_complete;
     out.marker_ctx = &w;
     int rc = launch_run(ej->argv, ej->as_root, ej->janitor_fd, &out, err, errlen);
     *mpirun_pid = out.mpirun_pid;

@@ -172,7 +172,8 @@ static void record_event(struct emembers *em, const int *joined, int njoined, do
     e->nlost = em->nlost_since;
     memcpy(e->lost, em->lost_since, (size_t)em->nlost_since * sizeof(int));
     e->njoined = njoined < EM_LIST_MAX ? njoined : EM_LIST_MAX;
-    memcpy(e->joined, joined, (size_t)e->njoined * sizeof(int));
+    if (e->njoined)
+        memcpy(e->joined, joined, (size_t)e->njoined * sizeof(int));
 }
 
 /* A list of slots as "1, 3" into BUF. */
@@ -295,8 +296,12 @@ static void lose(struct emembers *em, int s, const char *why, double now)
     em->ever_lost[s] = true;
     p->resize = p->arrived = false;
     snprintf(p->why, sizeof p->why, "%s", why);
-    if (p->conn >= 0)
+    if (p->conn >= 0) { /* alive but left out (silent, late): it learns why when it wakes */
+        char text[GCL_STORE_TEXT_MAX];
+        snprintf(text, sizeof text, "this instance was left out of the job: %s", why);
+        send_text(em, p->conn, GCL_STORE_STOP, s, 0, text);
         em->io.drop(em->io.ctx, p->conn);
+    }
     p->conn = -1;
     if (was == S_JOINING) {
         say(em, "elastic: the replacement of instance %d (host %s) was lost before it joined: %s",

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,8 @@ struct elastic_server {
     bool *replacing; /* [slots]: a replacement of the slot runs */
     pthread_t thread;
     bool running;
-    double wait_s; /* the stop's wait for replacements */
+    double wait_s;        /* the stop's wait for replacements */
+    atomic_bool complete; /* em_completed, for the launcher's thread */
 };
 
 static double now_s(void)
@@ -321,6 +323,7 @@ static void *serve(void *arg)
             if (s->conns[i].fd >= 0 && s->conns[i].dead)
                 close_conn(s, &s->conns[i], now);
         em_tick(s->em, now);
+        atomic_store(&s->complete, em_completed(s->em));
         reap_joiners(s);
         if (!quit)
             grow(s);
@@ -428,6 +431,11 @@ void elastic_server_stop(struct elastic_server *s, double wait_s)
                 s->replacement_failure = code;
             s->joiners[i].slot = -1;
         }
+}
+
+bool elastic_server_complete(struct elastic_server *s)
+{
+    return atomic_load(&s->complete);
 }
 
 const struct emembers *elastic_server_members(const struct elastic_server *s)

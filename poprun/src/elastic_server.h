@@ -39,6 +39,8 @@ void elastic_server_lost(struct elastic_server *s, int slot, const char *why);
 /* Waits up to WAIT_S for the replacements still running to end (then ends them), stops the
  * thread and closes every connection. The state stays readable. */
 void elastic_server_stop(struct elastic_server *s, double wait_s);
+/* Whether the job is complete (every instance of its last membership said BYE). Any thread. */
+bool elastic_server_complete(struct elastic_server *s);
 /* The membership, once stopped. */
 const struct emembers *elastic_server_members(const struct elastic_server *s);
 /* Replacements started, and the last one's failure (a status marker, or mpirun's status), once

@@ -71,6 +71,7 @@ struct watch {
     bool stopping;         /* a graceful stop is under way (a signal, or an instance's marker) */
     long long failed_to;   /* when mpirun must have ended the job after a failure (0: none) */
     int failure_kills;     /* signals sent to mpirun for that: SIGTERM, then SIGKILL */
+    bool complete;         /* an elastic job is complete: the deadline is for that */
 };
 
 /* After an instance failed, mpirun ends the others within a second or two; one whose daemon on
@@ -153,9 +154,9 @@ static void failure_overdue(struct watch *w, struct outcome *out)
     if (w->failure_kills++ == 0) {
         char msg[160];
         int n = snprintf(msg, sizeof msg,
-                         "poprun: mpirun did not end the job within %d s of the failure (a host "
-                         "may be unreachable): killing it\n",
-                         FAILURE_GRACE_MS / 1000);
+                         "poprun: mpirun did not end the job within %d s of %s (a host may be "
+                         "unreachable): killing it\n",
+                         FAILURE_GRACE_MS / 1000, w->complete ? "its elastic end" : "the failure");
         (void)write_all(2, msg, (size_t)n);
         out->overdue_s = FAILURE_GRACE_MS / 1000;
         kill(w->child, SIGTERM);
@@ -191,8 +192,14 @@ static void watch_loop(struct watch *w, int sfd, int err_r, struct outcome *out)
         if (w->child > 0 && !out->elastic && (out->have_failure || out->host_lost) &&
             !w->failed_to && !w->failure_kills)
             w->failed_to = now_ms() + FAILURE_GRACE_MS;
+        if (w->child > 0 && out->complete && !w->failed_to && !w->failure_kills &&
+            (w->complete = out->complete(out->marker_ctx)))
+            w->failed_to = now_ms() + FAILURE_GRACE_MS;
         struct pollfd pfd[2] = {{sfd, POLLIN, 0}, {err_r, POLLIN, 0}};
         long long deadline = next_deadline(w);
+        if (out->complete && w->child > 0 && !w->failed_to &&
+            (!deadline || deadline > now_ms() + 500))
+            deadline = now_ms() + 500; /* look again at least every 0.5 s */
         int timeout = deadline ? (int)(deadline - now_ms()) : -1;
         if (poll(pfd, 2, deadline && timeout < 0 ? 0 : timeout) < 0 && errno != EINTR)
             break;

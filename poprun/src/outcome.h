@@ -42,6 +42,9 @@ struct outcome {
     bool elastic;
     void (*on_marker)(void *ctx, const struct marker *m);
     void *marker_ctx;
+    /* Whether the elastic job is complete (every instance of its last membership finished):
+     * mpirun is then given FAILURE_GRACE_MS to end (it may wait for a lost host's daemon). */
+    bool (*complete)(void *ctx);
     /* What was seen. */
     bool have_failure;
     struct marker failure; /* the first instance that failed: its program, or its wrapper */

@@ -39,7 +39,8 @@ static void w_send(void *ctx, int conn, const gcl_store_head_t *h, const void *p
     struct msg *m = &w->sent[conn][w->nsent[conn]++];
     m->h = *h;
     assert_true(h->bytes < sizeof m->payload);
-    memcpy(m->payload, payload, h->bytes);
+    if (h->bytes)
+        memcpy(m->payload, payload, h->bytes);
     m->payload[h->bytes] = '\0';
 }
 
