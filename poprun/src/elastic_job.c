@@ -168,10 +168,12 @@ static int final_status(const struct elastic_job *ej, const struct outcome *out,
                 m->kind == MARKER_SIGNAL ? "was killed by signal" : "exited with status", m->value);
         return code;
     }
-    if (replacement_failure)
-        fprintf(stderr, "poprun: a replacement ended with status %d after the job finished\n",
+    /* A replacement's own end is the membership's story (it was lost, or came too late), told
+     * as it happened; with -v, its status too. */
+    if (replacement_failure && ej->o->verbose >= 1)
+        fprintf(stderr, "poprun: elastic: a replacement ended with status %d\n",
                 replacement_failure);
-    return replacement_failure;
+    return 0;
 }
 
 static void setup_env(const char *addr, const char *hex, int min_replicas)

@@ -27,6 +27,7 @@ struct em_slot {
     double heard;  /* when it last said anything */
     bool resize;   /* asked for the epoch after the current one */
     bool failed;   /* ... after its run failed */
+    bool replaced; /* its process is a replacement (not the one the job started with) */
     bool arrived;  /* in the bootstrap call in flight */
     char why[240]; /* S_LOST: why */
 };
@@ -393,6 +394,7 @@ static void hello(struct emembers *em, int conn, const gcl_store_head_t *h, cons
     p->heard = now;
     memcpy(p->host, m.host, sizeof p->host - 1);
     p->state = m.join ? S_JOINING : S_READY;
+    p->replaced = m.join;
     send_msg(em, conn, GCL_STORE_WELCOME, s, 0, 0, NULL, 0);
     if (m.join) {
         say(em, "elastic: instance %d (host %s, pid %d) waits to rejoin at the next step boundary",
@@ -550,7 +552,8 @@ void em_closed(struct emembers *em, int conn, double now)
 
 void em_lost(struct emembers *em, int slot, const char *why, double now)
 {
-    if (slot >= 0 && slot < em->cfg.slots)
+    /* The job's first process of SLOT ended: not the replacement that may hold it now. */
+    if (slot >= 0 && slot < em->cfg.slots && !em->slot[slot].replaced)
         lose(em, slot, why, now);
 }
 

@@ -67,7 +67,8 @@ void em_message(struct emembers *em, int conn, const gcl_store_head_t *h, const 
                 double now);
 /* Connection CONN closed (or broke) at NOW. */
 void em_closed(struct emembers *em, int conn, double now);
-/* The instance of SLOT ended (poprun read its wrapper's status), WHY. */
+/* The job's first instance of SLOT ended (poprun read its wrapper's status in the job's
+ * mpirun), WHY; nothing when a replacement holds SLOT now. */
 void em_lost(struct emembers *em, int slot, const char *why, double now);
 /* Deadlines: silent instances and resizes that wait too long. */
 void em_tick(struct emembers *em, double now);

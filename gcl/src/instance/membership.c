@@ -162,6 +162,8 @@ gcl_status_t gcl_membership_next(gcl_elastic_t *e, int failed, int *final)
         e->nlost = e->njoined = e->fresh = 0;
     gcl_status_t rc = gcl_store_resize(e->store, failed, err, sizeof err);
     *final = rc != GCL_OK;
+    if (rc == GCL_ERR_PEER_FAILED)
+        return fail(e, rc, "the elastic job cannot go on: %s", err);
     if (rc != GCL_OK)
         return fail(e, rc, "%s", err);
     return await_membership(e, final);

@@ -331,6 +331,8 @@ static void test_grow(void **state)
     assert_int_equal(vac[0], 1);
     hello(em, 5, 1, 1, token);
     assert_int_equal(last(&w, 5)->h.kind, GCL_STORE_WELCOME);
+    em_lost(em, 1, "it exited with status 1", 1.5); /* the first process's late status */
+    assert_true(em_slot_member(em, 1));             /* is not the replacement's */
     int32_t v = 0;
     for (int s = 0; s < 4; s++)
         if (s != 1)

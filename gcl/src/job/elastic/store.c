@@ -391,12 +391,25 @@ gcl_status_t gcl_store_wait_epoch(gcl_store_t *s, double timeout_s, gcl_membersh
     return GCL_OK;
 }
 
+/* Why a request could not be sent: the store's STOP when it said one (it closes the connection
+ * of an instance it left out), else the connection broke. */
+static gcl_status_t not_sent(gcl_store_t *s, char *err, size_t len)
+{
+    pthread_mutex_lock(&s->lock);
+    gcl_status_t rc = s->stopped ? GCL_ERR_PEER_FAILED : GCL_ERR_TRANSPORT;
+    if (s->stopped)
+        snprintf(err, len, "%s", s->stopped);
+    else
+        snprintf(err, len, "the connection to poprun's elastic store broke (poprun is gone)");
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
 gcl_status_t gcl_store_resize(gcl_store_t *s, int failed, char *err, size_t len)
 {
-    gcl_status_t rc = send_msg(s, GCL_STORE_RESIZE, failed ? GCL_STORE_F_FAILED : 0, 0, 0, NULL, 0);
-    if (rc != GCL_OK)
-        snprintf(err, len, "the connection to poprun's elastic store broke (poprun is gone)");
-    return rc;
+    if (send_msg(s, GCL_STORE_RESIZE, failed ? GCL_STORE_F_FAILED : 0, 0, 0, NULL, 0) != GCL_OK)
+        return not_sent(s, err, len);
+    return GCL_OK;
 }
 
 gcl_status_t gcl_store_coll(gcl_store_t *s, int root, const void *in, size_t bytes, void *out,
@@ -411,6 +424,8 @@ gcl_status_t gcl_store_coll(gcl_store_t *s, int root, const void *in, size_t byt
     }
     uint64_t seq = ++s->seq;
     gcl_status_t rc = send_msg(s, GCL_STORE_COLL, 0, root, seq, in, bytes);
+    if (rc != GCL_OK)
+        return not_sent(s, err, len);
     answer_t a;
     memset(&a, 0, sizeof a);
     for (;;) { /* an answer to an earlier call (one that timed out) is dropped */

@@ -53,7 +53,9 @@ gcl_status_t gcl_store_connect(const char *addr, const uint8_t token[16], int sl
 gcl_status_t gcl_store_wait_epoch(gcl_store_t *s, double timeout_s, gcl_membership_t *out,
                                   char *err, size_t len);
 
-/* Asks for the epoch after the current one (FAILED: this instance's run failed). */
+/* Asks for the epoch after the current one (FAILED: this instance's run failed). GCL_OK,
+ * GCL_ERR_PEER_FAILED when the store said STOP (this instance was left out: ERR says why), or
+ * GCL_ERR_TRANSPORT when the store is gone. */
 gcl_status_t gcl_store_resize(gcl_store_t *s, int failed, char *err, size_t len);
 
 /*
