@@ -25,7 +25,7 @@ import sys
 import threading
 
 from . import _context, errors
-from ._lib import PROGRAM, Config, JobInfo, lib, text
+from ._lib import PROGRAM, Config, ElasticInfo, JobInfo, lib, text
 
 _C = lib
 _INTERNAL = -12  # GCL_ERR_INTERNAL: a Python exception that is not a GclError
@@ -180,6 +180,40 @@ class Instance:
         errors.check(out.get("status", _INTERNAL), lambda: text(_C.gcl_instance_error(h)))
         return state.results
 
+    @property
+    def elastic(self):
+        """True when this instance is of an elastic job (poprun --elastic)."""
+        return bool(_C.gcl_elastic_enabled(self._handle()))
+
+    def elastic_info(self):
+        """The membership of an elastic job (gcl_elastic_info): a dict of epoch, num_instances,
+        instance_index, num_replicas, replica_offset, num_local_replicas, initial_instances,
+        initial_replicas, min_replicas, slot, joined, lost (the instances lost at the last
+        change, by slot) and joined_slots. NotSupportedError without --elastic."""
+        e = ElasticInfo()
+        errors.check(_C.gcl_elastic_info(self._handle(), ctypes.byref(e)),
+                     lambda: "gcl_elastic_info: not an elastic job (poprun --elastic)")
+        return _elastic_dict(e)
+
+    def resize(self):
+        """After a run() that failed because an instance was lost (PeerFailedError,
+        AbortedError), agrees the next membership with the other instances and rebuilds this one for it
+        (gcl_elastic_resize), then run() again. Returns elastic_info(); self.info and the popdist
+        answers follow the new membership. Raises PeerFailedError when the job cannot go on
+        (fewer than --min-replicas left; the text says which instances were lost)."""
+        h = self._handle()
+        if self._running:
+            raise RuntimeError("resize() while run() is running")
+        e = ElasticInfo()
+        errors.check(_C.gcl_elastic_resize(h, ctypes.byref(e)),
+                     lambda: text(_C.gcl_instance_error(h)))
+        info = JobInfo()
+        _C.gcl_instance_info(h, ctypes.byref(info))
+        self.info = JobInfoTuple(*(getattr(info, f) for f, _ in JobInfo._fields_))
+        self._first_ipu = self.info.replica_offset * self.info.ipus_per_replica
+        self._memory.clear()
+        return _elastic_dict(e)
+
     def finalize(self):
         """Ends the instance (collective over all instances). Arrays from ipu_malloc are freed
         here. Calling it again does nothing."""
@@ -191,6 +225,14 @@ class Instance:
         self._memory.clear()
         _open.discard(self)
         errors.check(_C.gcl_finalize(h), lambda: "the instances' closing barrier failed")
+
+
+def _elastic_dict(e):
+    d = {f: getattr(e, f) for f, _ in ElasticInfo._fields_[:-2]}
+    d["joined"] = bool(d["joined"])
+    d["lost"] = list(e.lost[:min(e.num_lost, 64)])
+    d["joined_slots"] = list(e.joined_slots[:min(e.num_joined, 64)])
+    return d
 
 
 @contextlib.contextmanager

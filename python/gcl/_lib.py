@@ -131,6 +131,14 @@ class JobInfo(Structure):
         "replica_offset", "ipus_per_replica", "num_hosts", "host_index")]
 
 
+class ElasticInfo(Structure):
+    """gcl_elastic_info_t (gcl/elastic.h)."""
+    _fields_ = [(name, c_int) for name in (
+        "epoch", "num_instances", "instance_index", "num_replicas", "replica_offset",
+        "num_local_replicas", "initial_instances", "initial_replicas", "min_replicas", "slot",
+        "joined", "num_lost", "num_joined")] + [("lost", c_int * 64), ("joined_slots", c_int * 64)]
+
+
 class Config(Structure):
     """gcl_config_t (gcl.h): size and version say which header this layout follows."""
     _fields_ = [("num_replicas", c_int), ("ipus_per_replica", c_int), ("size", c_size_t),
@@ -166,6 +174,10 @@ _PROTOS = {
     "gcl_run": (_st, [_p, PROGRAM, _p]),
     "gcl_instance_error": (c_char_p, [_p]),
     "gcl_instance_info": (None, [_p, POINTER(JobInfo)]),
+    "gcl_elastic_enabled": (c_int, [_p]),
+    "gcl_elastic_info": (_st, [_p, POINTER(ElasticInfo)]),
+    "gcl_elastic_resize": (_st, [_p, POINTER(ElasticInfo)]),
+    "gcl_elastic_pending": (c_int, [_p]),
     "gcl_ctx_replica": (c_int, [_p]),
     "gcl_ctx_ipu": (c_int, [_p]),
     "gcl_ctx_global_ipu": (c_int, [_p]),
