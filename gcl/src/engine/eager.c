@@ -159,19 +159,45 @@ static int read_by_all(const gcl_peers_t *c, uint64_t key)
     return seen != 0 && (seen >> 32) == (key >> 32) && later != 0 && later < (1u << 31);
 }
 
-/* Whether every reader of our cell I's call has read it (or it was of an earlier gcl_run). The
- * call is the one we published there in this run (gcl_ipu_t.eager_key): no shared line is read
- * unless its acks must be (the cell's head line was the third line a 2-rank call moved). */
+/* Whether reader Q of a call KEY that we published in run GEN is done with it: it acked it, or
+ * its IPU has left that run (a later run started, or it returned from or failed this one: its
+ * calls of the run are all read or abandoned, and an abandoned call acks what it found). */
+static int reader_done(const gcl_peers_t *c, const gcl_eager_owner_t *o,
+                       const _Atomic uint64_t *ack, int q, uint64_t key)
+{
+    if (atomic_load_explicit(&ack[q], memory_order_acquire) == key)
+        return 1;
+    int32_t g = o->readers[q];
+    if (g < 0 || g >= c->ipu->job->num_ipus)
+        return 1; /* not an IPU of this job's layout: a cell of an earlier membership's */
+    int hl = c->ipu->job->ipu_hostlocal[g];
+    if (hl < 0)
+        return 1; /* on another host: never a reader of a cell here */
+    const gcl_hostbox_ipu_t *r = &box_of(c)->ipus[hl];
+    uint32_t gen = atomic_load_explicit(&r->run_gen, memory_order_acquire);
+    uint32_t state = atomic_load_explicit(&r->state, memory_order_acquire);
+    return (int32_t)(gen - o->run_gen) > 0 || (gen == o->run_gen && state != GCL_IPU_RUNNING);
+}
+
+/* Whether every reader of our cell I's call has read it. A call we published there in this run
+ * (gcl_ipu_t.eager_key) may be known read without a shared line (read_by_all); otherwise its
+ * acks are read (the cell's head line was the third line a 2-rank call moved). A cell we have
+ * not used in this run may still hold a call of an earlier gcl_run that a slower reader, on
+ * another instance, is still reading: runs do not wait for each other, so it is free only once
+ * each reader acked it or left that run (the second of 30 one-call runs in a row on 4 instances
+ * reused a cell a peer still read: "a peer's eager cell was reused while it was read"). */
 static int cell_free(const gcl_peers_t *c, int i)
 {
     uint64_t key = c->ipu->eager_key[i];
-    if (key == 0 || read_by_all(c, key))
+    if (key != 0 && read_by_all(c, key))
         return 1;
     gcl_eager_head_t *h = cell_of(c, c->rank, i);
     const gcl_eager_owner_t *o = gcl_eager_owner(box_of(c), h);
     const _Atomic uint64_t *ack = gcl_eager_acks(box_of(c), h);
+    if (key == 0 && (key = atomic_load_explicit(&h->key, memory_order_acquire)) == 0)
+        return 1; /* never used */
     for (int q = 0; q < o->n; q++)
-        if (q != o->rank && atomic_load_explicit(&ack[q], memory_order_acquire) != key)
+        if (q != o->rank && !reader_done(c, o, ack, q, key))
             return 0;
     return 1;
 }
