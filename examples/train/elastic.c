@@ -9,6 +9,7 @@
 
 #include "gcl/popdist.h"
 #include "gcl/preempt.h"
+#include "share.h"
 
 #define TAG_ELASTIC 3
 #define MAX_CHANGES 64
@@ -94,16 +95,6 @@ void train_elastic_free(train_job_t *job)
     free(el->saved);
     free(el);
     job->el = NULL;
-}
-
-void train_elastic_share(const train_job_t *job, int replica, int replicas, int *first, int *count,
-                         float *scale)
-{
-    long micros = (long)job->replicas * job->accumulation; /* the step's, as the job started */
-    long lo = micros * replica / replicas, hi = micros * (replica + 1) / replicas;
-    *first = (int)lo;
-    *count = (int)(hi - lo);
-    *scale = replicas == job->replicas ? 1.0f : (float)replicas / (float)job->replicas;
 }
 
 static saved_t *slot_of(stage_t *st)
@@ -333,8 +324,8 @@ static void say_change(stage_t *st, long T)
     list(joined, sizeof joined, c->joined, c->njoined);
     int first, count, hi;
     float scale;
-    train_elastic_share(job, 0, c->replicas, &first, &count, &scale);
-    train_elastic_share(job, c->replicas - 1, c->replicas, &first, &hi, &scale);
+    train_step_share(job, 0, c->replicas, &first, &count, &scale);
+    train_step_share(job, c->replicas - 1, c->replicas, &first, &hi, &scale);
     char what[600];
     snprintf(what, sizeof what, "%s%s%s%s%s%s", c->nlost ? "lost instance" : "",
              c->nlost > 1 ? "s "

@@ -41,11 +41,6 @@ int train_elastic_on(const train_job_t *job);
 int train_elastic_changed(const train_job_t *job);
 int train_elastic_leaving(const train_job_t *job);
 
-/* Replica REPLICA's share of each step, of REPLICAS live replicas: its first micro-batch of the
- * step's R0 x G (*FIRST) and how many (*COUNT); and the gradient's scale R / R0 (*SCALE). */
-void train_elastic_share(const train_job_t *job, int replica, int replicas, int *first, int *count,
-                         float *scale);
-
 /* The start of a run: the stage's state from memory, T agreed and broadcast (see above).
  * *START becomes T; *RESTORED 1 when it did (else the run starts as usual, from the seed or a
  * checkpoint). */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elastic.h"
+#include "share.h"
 #include "gcl/sim.h"
 
 /* Allocates in this IPU's simulated memory; an out-of-memory failure says what the stage needs
@@ -192,8 +192,8 @@ gcl_status_t stage_setup(stage_t *st, gcl_ctx_t ctx, train_job_t *job)
     st->np = st->shape->offset[st->l1] - st->poff;
     for (int l = st->l0; l < st->l1; l++)
         st->tensors += (st->shape->layer[l].nweights > 0) + (st->shape->layer[l].nbias > 0);
-    train_elastic_share(job, st->replica, gcl_ctx_num_replicas(ctx), &st->q0, &st->accum,
-                        &st->rescale);
+    train_step_share(job, st->replica, gcl_ctx_num_replicas(ctx), &st->q0, &st->accum,
+                     &st->rescale);
     st->nslots = pipe_slots(job->o->schedule, st->stage, job->stages, st->accum);
     gcl_status_t rc = gcl_comm_create(ctx, gcl_group_all(), &st->comm);
     if (rc != GCL_OK) {

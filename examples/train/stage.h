@@ -63,7 +63,7 @@ typedef struct {
     double *m_step, *m_coll, *m_p2p;
     long m_from, m_count;
     ipu_record_t rec;
-    /* This replica's share of each step (elastic.h): its first micro-batch of the step's
+    /* This replica's share of each step (share.h): its first micro-batch of the step's
      * replicas x accumulation, how many, and the gradient's scale (1 unless the job shrank);
      * whether its weights hold a state (elastic.c). */
     int q0, accum;

@@ -5,10 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "instance.h"
-#include "job.h"
-#include "options.h"
-#include "orted_agent.h"
+#include "cli/options.h"
+#include "common/hidden.h"
+#include "launcher/job.h"
+#include "wrapper/instance.h"
+#include "wrapper/orted_agent.h"
 
 #ifndef POPRUN_VERSION
 #define POPRUN_VERSION "unknown"
@@ -30,7 +31,7 @@ int main(int argc, char **argv)
     struct poprun_options o;
     char err[1024];
     int status;
-    if (argc >= 2 && strcmp(argv[1], ORTED_AGENT_OPTION) == 0)
+    if (argc >= 2 && strcmp(argv[1], POPRUN_OPT_ORTED) == 0)
         return orted_agent_main(argc - 2, argv + 2);
     options_init(&o);
     if (options_parse(&o, argc, argv, err, sizeof(err)) != 0) {

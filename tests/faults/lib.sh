@@ -11,7 +11,7 @@
 # Leftovers are judged by name, so that whatever else runs on the machine is never taken for
 # this run's: every poprun of this run gets the job name $JOBNAME (POPRUN_JOB_NAME), which
 # everything its job keeps in /dev/shm carries (OpenMPI's segments in /dev/shm/poprun-ID/,
-# libgcl's host boxes /dev/shm/gcl-ID-...; poprun/src/jobdir.h), and a temporary directory of
+# libgcl's host boxes /dev/shm/gcl-ID-...; poprun/src/common/jobdir.h), and a temporary directory of
 # its own, $FT/tmp (TMPDIR), which holds OpenMPI's session directories. After the job, both
 # must be empty of it: poprun removes all of it however the job ended. Other jobs' entries in
 # /dev/shm and /tmp are not looked at.

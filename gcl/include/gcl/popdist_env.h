@@ -37,7 +37,7 @@
  * program may keep state between runs. Unset without the option. */
 #define POPDIST_ENV_EXECUTABLE_CACHE_PATH "POPDIST_EXECUTABLE_CACHE_PATH"
 
-/* The job's id (poprun, poprun/src/jobdir.h): letters, digits, '-' and '_'. What the job keeps
+/* The job's id (poprun, poprun/src/common/jobdir.h): letters, digits, '-' and '_'. What the job keeps
  * in shared memory carries it (libgcl's host boxes are /dev/shm/gcl-ID-...), so that poprun can
  * remove all of it after the job, however it ended. Unset without poprun. */
 #define POPRUN_ENV_JOB_ID "POPRUN_JOB_ID"

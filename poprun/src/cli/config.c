@@ -12,10 +12,10 @@
  * (the program's arguments, split into words by the rules of words.h). The value is the rest of
  * the line with surrounding blanks removed, taken literally. '#' starts a comment line.
  */
-#include "config.h"
+#include "cli/config.h"
 
-#include "options_table.h"
-#include "words.h"
+#include "cli/options_table.h"
+#include "common/words.h"
 
 #include <errno.h>
 #include <stdlib.h>

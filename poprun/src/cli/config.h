@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "settings.h"
+#include "cli/settings.h"
 
 /* Writes O as a configuration file that options_load_config reads back to the same options.
  * Returns 0, or -1 with a reason in ERR. */

@@ -6,15 +6,15 @@
  * many times), stops at the first word that is not an option (the program), and words every
  * error the same way.
  */
-#include "options.h"
+#include "cli/options.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "options_table.h"
-#include "words.h"
+#include "cli/config.h"
+#include "cli/options_table.h"
+#include "common/words.h"
 
 void options_init(struct poprun_options *o)
 {

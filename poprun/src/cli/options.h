@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "settings.h"
-#include "util.h"
+#include "cli/settings.h"
+#include "common/util.h"
 
 /* Whether the instances are bound to NUMA nodes (--process-placement spreadnuma, or
  * --numa-aware). */

@@ -7,14 +7,14 @@
  * a well-formed value and reported once as having no effect, since there is no V-IPU server or
  * partition to manage for simulated IPUs.
  */
-#include "options_table.h"
+#include "cli/options_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "words.h"
+#include "common/words.h"
 
 /* Largest count accepted for replicas, instances and IPUs, so that products stay in an int. */
 #define OPT_INT_MAX 1048576

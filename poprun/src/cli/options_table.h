@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "settings.h"
+#include "cli/settings.h"
 
 enum opt_kind {
     K_POSINT,  /* a positive integer */

@@ -5,7 +5,7 @@
 #ifndef POPRUN_SETTINGS_H
 #define POPRUN_SETTINGS_H
 
-#include "util.h"
+#include "common/util.h"
 
 struct poprun_options {
     int num_replicas;              /* --num-replicas (1) */

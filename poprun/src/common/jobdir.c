@@ -1,7 +1,7 @@
 /*
  * The job's own files and their removal; see jobdir.h.
  */
-#include "jobdir.h"
+#include "common/jobdir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "gcl/popdist_env.h"
-#include "util.h"
+#include "common/util.h"
 
 #define SHM_ROOT     "/dev/shm"
 #define LOCK_NAME    "poprun.lock"

@@ -1,7 +1,7 @@
 /*
  * Line splitting for pipes; see linebuf.h.
  */
-#include "linebuf.h"
+#include "common/linebuf.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 
 void linebuf_init(struct linebuf *lb, size_t max, linebuf_fn on_line, void *ctx)
 {

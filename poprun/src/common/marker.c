@@ -1,12 +1,12 @@
 /*
  * Status marker lines between instance wrappers and poprun; see marker.h.
  */
-#include "marker.h"
+#include "common/marker.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 size_t marker_format(char *buf, size_t len, const char *token, const struct marker *m)
 {

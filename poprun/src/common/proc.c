@@ -1,7 +1,7 @@
 /*
  * Processes seen through /proc, and detached ones; see proc.h.
  */
-#include "proc.h"
+#include "common/proc.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * Small helpers shared by every part of poprun; see util.h.
  */
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <limits.h>

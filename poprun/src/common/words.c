@@ -1,7 +1,7 @@
 /*
  * Word splitting and quoting without a shell; the rules are in words.h.
  */
-#include "words.h"
+#include "common/words.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

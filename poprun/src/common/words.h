@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* Appends the words of S to OUT. Returns 0, or -1 (unterminated quote, trailing backslash) with a
  * one-line reason in ERR; OUT may then hold the words before the error. */

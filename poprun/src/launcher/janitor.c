@@ -1,7 +1,7 @@
 /*
  * The janitor of a job whose poprun was killed; see janitor.h.
  */
-#include "janitor.h"
+#include "launcher/janitor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "common/proc.h"
 
 /* What poprun writes: an mpirun's pid, or JANITOR_DONE. */
 #define JANITOR_DONE 0

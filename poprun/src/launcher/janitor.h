@@ -23,7 +23,7 @@
 #ifndef POPRUN_JANITOR_H
 #define POPRUN_JANITOR_H
 
-#include "jobdir.h"
+#include "common/jobdir.h"
 
 #define JANITOR_MPIRUN_MS 3000
 #define JANITOR_IDLE_MS   5000

@@ -5,7 +5,7 @@
  *           -> [--export-config] [--print-topology] [-v] -> --dry-run stops here
  *           -> launch mpirun -> outcome -> exit status (or, with --max-restarts, launch again)
  */
-#include "job.h"
+#include "launcher/job.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -18,20 +18,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "elastic_job.h"
-#include "hostlist.h"
-#include "janitor.h"
-#include "jobdir.h"
-#include "launch.h"
-#include "mpirun_cmd.h"
-#include "placement.h"
-#include "plan.h"
-#include "print.h"
-#include "restart.h"
-#include "slurm.h"
-#include "topo.h"
-#include "words.h"
+#include "cli/config.h"
+#include "launcher/elastic/elastic_job.h"
+#include "plan/hostlist.h"
+#include "launcher/janitor.h"
+#include "common/jobdir.h"
+#include "launcher/launch.h"
+#include "launcher/mpirun_cmd.h"
+#include "plan/placement.h"
+#include "plan/plan.h"
+#include "plan/print.h"
+#include "launcher/restart.h"
+#include "plan/slurm.h"
+#include "plan/topo.h"
+#include "common/words.h"
 
 /* Whether PATH names an executable regular file. */
 static bool is_executable(const char *path)

@@ -1,7 +1,7 @@
 /*
  * Running and watching mpirun; see launch.h.
  */
-#include "launch.h"
+#include "launcher/launch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "janitor.h"
-#include "linebuf.h"
+#include "launcher/janitor.h"
+#include "common/linebuf.h"
 
 /* How long to keep reading mpirun's stderr after it exited: remote daemons may hold the pipe. */
 #define DRAIN_MS 500

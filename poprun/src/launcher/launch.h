@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "outcome.h"
-#include "util.h"
+#include "launcher/outcome.h"
+#include "common/util.h"
 
 /* Runs ARGV (argv[0] found on PATH) until it exits, filling OUT (whose token, verbose, emit and
  * emit_ctx the caller set). When AS_ROOT, sets OMPI_ALLOW_RUN_AS_ROOT=1 and

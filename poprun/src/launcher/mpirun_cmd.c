@@ -1,7 +1,7 @@
 /*
  * The mpirun argument vector; see mpirun_cmd.h.
  */
-#include "mpirun_cmd.h"
+#include "launcher/mpirun_cmd.h"
 
 #include <gcl/elastic_store.h>
 #include <gcl/popdist_env.h>
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orted_agent.h"
-#include "words.h"
+#include "common/hidden.h"
+#include "common/words.h"
 
 static void push_int(struct strvec *argv, const char *opt, int v)
 {
@@ -124,7 +124,7 @@ static void push_launch_agent(struct strvec *argv, const char *self, const char 
         return;
     strvec_push(argv, "--mca");
     strvec_push(argv, "orte_launch_agent");
-    strvec_push_take(argv, xasprintf("%s %s", self, ORTED_AGENT_OPTION));
+    strvec_push_take(argv, xasprintf("%s %s", self, POPRUN_OPT_ORTED));
 }
 
 /* --elastic: mpirun goes on when an instance dies (the others resize through poprun's store),
@@ -160,7 +160,7 @@ static void push_wrapper(const struct mpirun_cmd *c, struct strvec *argv)
     const struct poprun_options *o = c->opts;
     const struct plan *p = c->plan;
     strvec_push(argv, c->self);
-    strvec_push(argv, "--_instance");
+    strvec_push(argv, POPRUN_OPT_INSTANCE);
     strvec_push(argv, c->token);
     push_int(argv, "--num-replicas", p->num_replicas);
     push_int(argv, "--num-instances", p->num_instances);

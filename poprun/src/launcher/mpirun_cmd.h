@@ -29,9 +29,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "options.h"
-#include "plan.h"
-#include "util.h"
+#include "cli/options.h"
+#include "plan/plan.h"
+#include "common/util.h"
 
 struct mpirun_cmd {
     const struct poprun_options *opts;

@@ -1,11 +1,11 @@
 /*
  * Reading mpirun's notices; see notice.h.
  */
-#include "notice.h"
+#include "launcher/notice.h"
 
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* mpirun frames each notice with a line of dashes (74 of them in OpenMPI 4.1). LINE holds LEN
  * bytes and need not end in a NUL (a line cut at the reader's buffer does not). */

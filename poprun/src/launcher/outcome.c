@@ -1,7 +1,7 @@
 /*
  * Status markers, mpirun's notices and poprun's exit status; see outcome.h.
  */
-#include "outcome.h"
+#include "launcher/outcome.h"
 
 #include <ctype.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* Whether marker M is the failure to name, given what was seen (see outcome.h): the first,
  * unless it is a death by a signal and the failure so far only an exit status. */

@@ -10,10 +10,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "linebuf.h"
-#include "marker.h"
-#include "notice.h"
-#include "plan.h"
+#include "common/linebuf.h"
+#include "common/marker.h"
+#include "launcher/notice.h"
+#include "plan/plan.h"
 
 /* Where the filter is in mpirun's notices. */
 enum outcome_notice {
@@ -35,7 +35,7 @@ struct outcome {
     int verbose;
     linebuf_fn emit; /* where the lines that pass go */
     void *emit_ctx;
-    linebuf_fn emit_out; /* where the programs' stdout lines go (marker.h); NULL: fd 1 */
+    linebuf_fn emit_out;    /* where the programs' stdout lines go (marker.h); NULL: fd 1 */
     int graceful_timeout_s; /* --graceful-timeout: 0 ends the instances at once on a signal */
     /* poprun --elastic: an instance's failure does not end the job (mpirun --enable-recovery
      * goes on without it), and each status marker also goes to ON_MARKER. */
@@ -57,8 +57,8 @@ struct outcome {
     /* mpirun lost its daemon on host LOST_NODE (mpirun's name): that host is lost. */
     bool host_lost;
     char lost_node[NOTICE_NODE_MAX];
-    int interrupt_sig;     /* the first SIGINT/SIGTERM/SIGHUP poprun received, or 0 */
-    bool signaled;         /* poprun itself received it (not only an instance's stop marker) */
+    int interrupt_sig; /* the first SIGINT/SIGTERM/SIGHUP poprun received, or 0 */
+    bool signaled;     /* poprun itself received it (not only an instance's stop marker) */
     /* A stop that did not come from poprun (marker.h): STOP_SIG, the first instance that got it
      * from outside (STOP_OUTSIDE) or whose program stopped by itself; poprun then stops the
      * job as if it had received STOP_SIG. */

@@ -1,7 +1,7 @@
 /*
  * The restart loop; see restart.h.
  */
-#include "restart.h"
+#include "launcher/restart.h"
 
 #include <gcl/popdist_env.h>
 #include <stdio.h>

@@ -22,8 +22,8 @@
 
 #include <stdbool.h>
 
-#include "outcome.h"
-#include "plan.h"
+#include "launcher/outcome.h"
+#include "plan/plan.h"
 
 /* What a run needs: RUN starts mpirun once and fills OUT (whose inputs the loop sets). */
 struct restart_job {

@@ -6,7 +6,7 @@
  * is expanded recursively for each value. The expansion is capped at HOSTLIST_MAX names so that
  * "h[0-999999999]" is an error, not an out-of-memory.
  */
-#include "hostlist.h"
+#include "plan/hostlist.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* At most this many hosts in one job. */
 #define HOSTLIST_MAX 4096

@@ -1,7 +1,7 @@
 /*
  * The launcher's choice of binding; the rules are in placement.h.
  */
-#include "placement.h"
+#include "plan/placement.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "options.h"
-#include "words.h"
+#include "cli/options.h"
+#include "common/words.h"
 
 /* Whether WORD of --mpi-global-args (NEXT the word after it) asks mpirun to bind. */
 static bool binds(const char *word, const char *next)

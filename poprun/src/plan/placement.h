@@ -23,8 +23,8 @@
 
 #include <stddef.h>
 
-#include "plan.h"
-#include "settings.h"
+#include "plan/plan.h"
+#include "cli/settings.h"
 
 /* The policy for the instances of plan P: "spreadcores", "spreadnuma", or NULL for none. When
  * rule 4 leaves them unbound, NOTE gets the line to print once (else it is set to ""). NETNS_DIR

@@ -10,7 +10,7 @@
  * since 64 IPUs fit in one) put all four in ILD 0; with --num-ilds 2, instances 0-1 take IPUs
  * 0-31 of ILD 0 and instances 2-3 take IPUs 64-95 of ILD 1.
  */
-#include "plan.h"
+#include "plan/plan.h"
 
 #include <limits.h>
 #include <stdlib.h>

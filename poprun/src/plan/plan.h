@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* What the plan needs to know of a topology (filled from sim by topo.c, or by a test). */
 struct plan_topology {

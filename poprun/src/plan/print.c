@@ -1,7 +1,7 @@
 /*
  * The topology table of --print-topology and --dry-run; see print.h.
  */
-#include "print.h"
+#include "plan/print.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "plan.h"
+#include "plan/plan.h"
 
 /* Writes the one-line summary and the table of hosts, IPU-Link domains, instances, replicas and
  * IPUs, one row per instance:

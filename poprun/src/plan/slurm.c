@@ -6,13 +6,13 @@
  * instances 0-1 on h1 and 2-3 on h2; --num-instances 2 one on each; --num-instances 8 is
  * refused (8 instances, 4 tasks).
  */
-#include "slurm.h"
+#include "plan/slurm.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "hostlist.h"
+#include "plan/hostlist.h"
 
 /* Largest task count of one node, and of a repeat, taken from a variable. */
 #define SLURM_COUNT_MAX 1000000

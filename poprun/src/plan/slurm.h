@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util.h"
+#include "common/util.h"
 
 struct slurm_alloc {
     char *job_id;

@@ -1,7 +1,7 @@
 /*
  * --topology through sim; see topo.h. poprun keeps no preset table or parser of its own.
  */
-#include "topo.h"
+#include "plan/topo.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -12,7 +12,7 @@
 
 #include <sim/topology/topology.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* Copies what the plan needs out of a sim topology. */
 static int fill(const sim_topology_t *st, struct plan_topology *t, char *err, size_t errlen)

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "plan.h"
+#include "plan/plan.h"
 
 /* Opens SPEC (a preset name or a topology file) through sim, or, when SPEC is NULL, the smallest
  * preset that holds NUM_REPLICAS x IPUS_PER_REPLICA IPUs, and fills T. *INSTANCE_SPEC gets what

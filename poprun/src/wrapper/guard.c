@@ -1,7 +1,7 @@
 /*
  * The guard of a program's process group; see guard.h.
  */
-#include "guard.h"
+#include "wrapper/guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "common/proc.h"
 
 /* The guard itself: never returns. */
 static void guard_main(pid_t group, int rd, int keep_fd)

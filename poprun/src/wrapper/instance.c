@@ -1,7 +1,7 @@
 /*
  * The instance wrapper; see instance.h.
  */
-#include "instance.h"
+#include "wrapper/instance.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,16 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guard.h"
-#include "hostlist.h"
-#include "instance_env.h"
-#include "jobdir.h"
-#include "instance_setup.h"
-#include "linebuf.h"
-#include "marker.h"
-#include "numa.h"
-#include "orphan.h"
-#include "plan.h"
+#include "wrapper/guard.h"
+#include "plan/hostlist.h"
+#include "wrapper/instance_env.h"
+#include "common/jobdir.h"
+#include "wrapper/instance_setup.h"
+#include "common/linebuf.h"
+#include "common/marker.h"
+#include "wrapper/numa.h"
+#include "wrapper/orphan.h"
+#include "plan/plan.h"
 
 #include <gcl/elastic_store.h>
 #include <gcl/popdist_env.h>

@@ -30,7 +30,7 @@
 #ifndef POPRUN_INSTANCE_H
 #define POPRUN_INSTANCE_H
 
-#include "options.h"
+#include "cli/options.h"
 
 /* Runs the wrapper for the options O (instance_token set). Returns the exit status. */
 int instance_main(const struct poprun_options *o);

@@ -1,7 +1,7 @@
 /*
  * The POPDIST_* variables of one instance; see instance_env.h.
  */
-#include "instance_env.h"
+#include "wrapper/instance_env.h"
 
 #include <gcl/popdist_env.h>
 

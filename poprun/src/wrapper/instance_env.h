@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-#include "plan.h"
-#include "util.h"
+#include "plan/plan.h"
+#include "common/util.h"
 
 /* Appends "NAME=VALUE" for every variable instance INDEX of PLAN gets:
  *   POPDIST_NUM_TOTAL_REPLICAS, POPDIST_NUM_LOCAL_REPLICAS, POPDIST_REPLICA_INDEX_OFFSET,

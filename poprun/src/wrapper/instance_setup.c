@@ -1,7 +1,7 @@
 /*
  * The instance wrapper's host set-up; see instance_setup.h.
  */
-#include "instance_setup.h"
+#include "wrapper/instance_setup.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "util.h"
+#include "common/util.h"
 
 int setup_cache_dir(const char *path, char *err, size_t errlen)
 {

@@ -6,13 +6,13 @@
  * hosts in contiguous blocks; and mpirun refuses to bind more ranks than cores, which poprun
  * runs (--oversubscribe). mpirun itself always gets --bind-to none.
  */
-#include "numa.h"
+#include "wrapper/numa.h"
 
 #include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "util.h"
+#include "common/util.h"
 
 void numa_share(int local_index, int local_count, int nodes, int *first, int *count)
 {

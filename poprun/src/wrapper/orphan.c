@@ -1,13 +1,13 @@
 /*
  * The watchdog of a host cut off from mpirun; see orphan.h.
  */
-#include "orphan.h"
+#include "wrapper/orphan.h"
 
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "common/proc.h"
 
 #define ORPHAN_KILL_S 3
 

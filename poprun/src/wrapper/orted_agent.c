@@ -1,7 +1,7 @@
 /*
  * mpirun's daemon with SIGTERM blocked; see orted_agent.h.
  */
-#include "orted_agent.h"
+#include "wrapper/orted_agent.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 
 int orted_agent_main(int argc, char **argv)
 {

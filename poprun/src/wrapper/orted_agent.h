@@ -16,9 +16,6 @@
 #ifndef POPRUN_ORTED_AGENT_H
 #define POPRUN_ORTED_AGENT_H
 
-/* The option that selects the agent: poprun --_orted ORTED-ARGS... */
-#define ORTED_AGENT_OPTION "--_orted"
-
 /* Blocks SIGTERM and execs orted (from PATH) with ARGV[0..ARGC-1]. Returns only on failure,
  * having said why: 127. */
 int orted_agent_main(int argc, char **argv);

@@ -63,6 +63,15 @@ mkdir -p "$work/tree/sim/src/misc"
 printf '#include "sim/base/time.h"\n' >"$work/tree/sim/src/misc/x.c"
 expect "a sim/ file outside the rooms" 'sim/misc/x: misc/ is not a room of sim'
 
+fresh # poprun's sibling rooms: the launcher reaching into the wrapper
+sed -i '0,/#include "common\/hidden.h"/s//#include "common\/hidden.h"\n#include "wrapper\/orted_agent.h"/' \
+  "$work/tree/poprun/src/launcher/mpirun_cmd.c"
+expect "an arrow between poprun's sibling rooms" 'arrow in poprun/src between sibling rooms launcher and wrapper: poprun/src/launcher/mpirun_cmd.c includes wrapper/orted_agent.h'
+
+fresh # poprun: the plan reaching up to the launcher
+sed -i '0,/#include "plan\/print.h"/s//#include "plan\/print.h"\n#include "launcher\/job.h"/' "$work/tree/poprun/src/plan/print.c"
+expect "an upward arrow in poprun/" 'upward arrow in poprun/src from plan to launcher: poprun/src/plan/print.c includes launcher/job.h'
+
 fresh # a circle of Python files in one folder (an import inside a function counts)
 printf 'import planted_b\n' >"$work/tree/examples/planted_a.py"
 printf 'def f():\n    import planted_a\n' >"$work/tree/examples/planted_b.py"

@@ -2,7 +2,7 @@
 # Nothing outlives its launcher: however a job's launcher ends, every process of the job ends
 # within 10 s, on every host, and the job's entries in /dev/shm and the temporary directory are
 # gone. The program prints nothing, ignores SIGTERM and leaves a child of its own running
-# (which its wrapper's guard must end: poprun/src/guard.h). Cases:
+# (which its wrapper's guard must end: poprun/src/wrapper/guard.h). Cases:
 #   poprun-kill   kill -9 of poprun (mpirun gets SIGTERM from the kernel; the janitor finishes)
 #   term-kill     SIGTERM to poprun, then kill -9 of it half a second into the graceful stop
 #   mpirun-kill   kill -9 of mpirun under a living poprun, which reports it (exit 137)

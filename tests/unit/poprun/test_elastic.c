@@ -1,5 +1,5 @@
 /*
- * Unit tests of the elastic store's membership (poprun/src/elastic_members.h): the state machine
+ * Unit tests of the elastic store's membership (poprun/src/launcher/elastic/elastic_members.h): the state machine
  * driven by scripted messages, closed connections and the clock, its answers recorded. Jobs of
  * 4 instances of 2 replicas each (slot = connection id). The store against real jobs is
  * tests/elastic.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elastic_members.h"
+#include "launcher/elastic/elastic_members.h"
 
 #define NCONN 16
 

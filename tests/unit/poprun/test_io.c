@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linebuf.h"
-#include "marker.h"
-#include "notice.h"
-#include "outcome.h"
-#include "plan.h"
+#include "common/linebuf.h"
+#include "common/marker.h"
+#include "launcher/notice.h"
+#include "launcher/outcome.h"
+#include "plan/plan.h"
 
 /* Collects lines as "<line>|" into a buffer. */
 struct sink {

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "hostlist.h"
-#include "options.h"
-#include "words.h"
+#include "cli/config.h"
+#include "plan/hostlist.h"
+#include "cli/options.h"
+#include "common/words.h"
 
 /* Parses the NULL-terminated words after "poprun" into O; returns what options_parse returns. */
 static int parse_words(struct poprun_options *o, char *err, size_t errlen, const char *const *words)

@@ -15,15 +15,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hostlist.h"
-#include "instance_env.h"
-#include "instance_setup.h"
-#include "mpirun_cmd.h"
-#include "numa.h"
-#include "plan.h"
-#include "print.h"
-#include "topo.h"
-#include "words.h"
+#include "plan/hostlist.h"
+#include "wrapper/instance_env.h"
+#include "wrapper/instance_setup.h"
+#include "launcher/mpirun_cmd.h"
+#include "wrapper/numa.h"
+#include "plan/plan.h"
+#include "plan/print.h"
+#include "plan/topo.h"
+#include "common/words.h"
 
 /* A topology of NUM_ILDS ILDs of ILD_SIZE IPUs each, as sim's presets are. */
 static void make_topo(struct plan_topology *t, const char *name, int num_ilds, int ild_size)

@@ -17,11 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "notice.h"
-#include "options.h"
-#include "outcome.h"
-#include "plan.h"
-#include "restart.h"
+#include "launcher/notice.h"
+#include "cli/options.h"
+#include "launcher/outcome.h"
+#include "plan/plan.h"
+#include "launcher/restart.h"
 
 struct sink {
     char buf[4096];

@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hostlist.h"
-#include "options.h"
-#include "placement.h"
-#include "plan.h"
-#include "slurm.h"
+#include "plan/hostlist.h"
+#include "cli/options.h"
+#include "plan/placement.h"
+#include "plan/plan.h"
+#include "plan/slurm.h"
 
 /* Node lists and Slurm's compressed task counts. */
 static void test_parse(void **state)

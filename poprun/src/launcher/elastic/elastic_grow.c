@@ -1,7 +1,7 @@
 /*
  * The replacement of a lost instance; see elastic_grow.h.
  */
-#include "elastic_grow.h"
+#include "launcher/elastic/elastic_grow.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "linebuf.h"
-#include "outcome.h"
-#include "util.h"
+#include "common/linebuf.h"
+#include "launcher/outcome.h"
+#include "common/util.h"
 
 struct egrow_child {
     pid_t pid; /* 0 once reaped */

@@ -1,7 +1,7 @@
 /*
  * An elastic job; see elastic_job.h.
  */
-#include "elastic_job.h"
+#include "launcher/elastic/elastic_job.h"
 
 #include <arpa/inet.h>
 #include <gcl/elastic_store.h>
@@ -16,8 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elastic_server.h"
-#include "launch.h"
+#include "common/hidden.h"
+#include "launcher/elastic/elastic_server.h"
+#include "launcher/launch.h"
 
 /* How long a silent instance is given (no beat), and a member that does not come to a resize. */
 #define BEAT_TIMEOUT_S   4.0
@@ -92,7 +93,7 @@ static void joiner_argv(const struct strvec *job, struct strvec *out, int *slot_
             host = true;
         }
         strvec_push(out, w);
-        if (i >= 1 && !strcmp(prev, "--_instance") && *slot_at < 0) {
+        if (i >= 1 && !strcmp(prev, POPRUN_OPT_INSTANCE) && *slot_at < 0) {
             strvec_push(out, "--_elastic-slot");
             *slot_at = out->n;
             strvec_push(out, "0");

@@ -17,10 +17,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "outcome.h"
-#include "plan.h"
-#include "settings.h"
-#include "util.h"
+#include "launcher/outcome.h"
+#include "plan/plan.h"
+#include "cli/settings.h"
+#include "common/util.h"
 
 struct elastic_job {
     const struct poprun_options *o;

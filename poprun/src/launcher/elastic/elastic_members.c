@@ -1,14 +1,14 @@
 /*
  * The membership of an elastic job; see elastic_members.h.
  */
-#include "elastic_members.h"
+#include "launcher/elastic/elastic_members.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 enum slot_state {
     S_NONE = 0, /* not heard from yet */

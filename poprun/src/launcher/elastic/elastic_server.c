@@ -7,7 +7,7 @@
  * connection's queue. A connection that sends more than a message's limit, or a malformed
  * head, is closed (and, once it said HELLO, its instance is lost).
  */
-#include "elastic_server.h"
+#include "launcher/elastic/elastic_server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elastic_grow.h"
+#include "launcher/elastic/elastic_grow.h"
 
 #define MAX_CONNS     4096
 #define MAX_JOINERS   64

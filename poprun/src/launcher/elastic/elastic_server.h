@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "elastic_members.h"
-#include "util.h"
+#include "launcher/elastic/elastic_members.h"
+#include "common/util.h"
 
 struct elastic_server;
 
