@@ -2,7 +2,7 @@
 examples/train draws from the same --seed: the initial weights (model.c's model_init_layer),
 each epoch's sample order (order.c's order_epoch) and which images are flipped
 (order_flipped), and the pixels' standardisation (job.c). All of it is xoshiro256** seeded
-through splitmix64 (examples/train/rng.h), one stream per use."""
+through splitmix64 (examples/train/data/rng.h), one stream per use."""
 
 import numpy as np
 

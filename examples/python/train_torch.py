@@ -13,7 +13,7 @@ them is all-gathered and compared, and a run whose replicas differ stops with "r
 diverged". Each layer's FLOPs and bytes are charged to the simulated IPU, so the run also
 reports the simulated step time on the job's pod, as examples/train does. Instance 0 prints.
 
---model cnn is train's default CNN (examples/train/cnn.c) in torch, trained as train trains it:
+--model cnn is train's default CNN (examples/train/model/cnn.c) in torch, trained as train trains it:
 conv 3x3 to 16 channels, ReLU, 2x2 max pooling, conv 3x3 to 32, ReLU, pooling, dense 128, ReLU,
 dense 10; He-uniform weights and zero biases; 20 epochs of SGD with momentum 0.9 and weight
 decay 0.0005 on the weights, lr 0.1 after one epoch of linear warm-up, cosine to 0; each
@@ -53,7 +53,7 @@ import popdist  # noqa: E402
 import _trainrng  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
-CNN_WD = 0.0005  # train's --weight-decay for its CNN (examples/train/cnn.c)
+CNN_WD = 0.0005  # train's --weight-decay for its CNN (examples/train/model/cnn.c)
 
 
 def parse_args(argv):

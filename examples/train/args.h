@@ -5,9 +5,9 @@
 #include <stdint.h>
 
 #include "gcl/types.h"
-#include "model.h"
-#include "optim.h"
-#include "pipe.h"
+#include "model/model.h"
+#include "model/optim.h"
+#include "pipeline/pipe.h"
 
 typedef enum { PROGRESS_AUTO = 0, PROGRESS_BAR, PROGRESS_PLAIN, PROGRESS_NONE } progress_t;
 

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "model.h"
-#include "rng.h"
+#include "model/model.h"
+#include "data/rng.h"
 
 #define MAX_ROUNDS 1000
 

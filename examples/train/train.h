@@ -15,11 +15,11 @@
 #include <stdint.h>
 
 #include "args.h"
-#include "ckpt.h"
+#include "data/ckpt.h"
 #include "gcl/gcl.h"
-#include "idx.h"
-#include "measure.h"
-#include "model.h"
+#include "data/idx.h"
+#include "pipeline/measure.h"
+#include "model/model.h"
 
 #define TRAIN_MAX_EPOCH_LOG 1000
 

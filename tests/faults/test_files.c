@@ -17,8 +17,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "ckpt.h"
-#include "idx.h"
+#include "data/ckpt.h"
+#include "data/idx.h"
 #include "sim/topology/topology.h"
 
 static int failures;

@@ -1,4 +1,4 @@
-/* Checkpoint files (examples/train/ckpt.c): what is written reads back bitwise, with mode 0600
+/* Checkpoint files (examples/train/data/ckpt.c): what is written reads back bitwise, with mode 0600
  * and no temporary left; any damage is caught; the newest valid checkpoint is found and corrupt
  * ones are skipped with a warning; old ones and stale temporaries are pruned. */
 #include <setjmp.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ckpt.h"
+#include "data/ckpt.h"
 #include "tmpdir.h"
 
 static char dir[64];

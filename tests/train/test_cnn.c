@@ -1,4 +1,4 @@
-/* The CNN's layers and model (examples/train/conv.c, conv_direct.c, pool.c, cnn.c, model.c):
+/* The CNN's layers and model (examples/train/model/conv.c, conv_direct.c, pool.c, cnn.c, model.c):
  * the lowered convolution against the direct loops, max pooling on a worked example, the whole
  * network's gradients against finite differences, the layer list's errors, the split, and the
  * model's round trip through a checkpoint header. */
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
-#include "model.h"
-#include "rng.h"
+#include "data/ckpt.h"
+#include "model/model.h"
+#include "data/rng.h"
 
 static void fill(float *v, size_t n, uint64_t seed)
 {

@@ -1,4 +1,4 @@
-/* IDX reading (examples/train/idx.c): good files, gzip'd and plain, and every kind of damage
+/* IDX reading (examples/train/data/idx.c): good files, gzip'd and plain, and every kind of damage
  * a dataset file can have, each one clear error. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "idx.h"
+#include "data/idx.h"
 #include "tmpdir.h"
 
 static char dir[64];

@@ -1,6 +1,6 @@
-/* Per-step measurements (examples/train/measure.c): nearest-rank percentiles, the warm-up rule,
- * a replica's step as its slowest stage, the share of time in the gradient all-reduce; and the
- * sample order both backends share (order.c): a permutation, the same for the same seed. */
+/* Per-step measurements (examples/train/pipeline/measure.c): nearest-rank percentiles, the warm-up
+ * rule, a replica's step as its slowest stage, the share of time in the gradient all-reduce; and
+ * the sample order both backends share (order.c): a permutation, the same for the same seed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "measure.h"
-#include "order.h"
+#include "pipeline/measure.h"
+#include "data/order.h"
 
 static void test_percentiles(void **state)
 {

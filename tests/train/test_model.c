@@ -1,4 +1,4 @@
-/* The model's math (examples/train/model.c, optim.c, half.h): gradients against finite
+/* The model's math (examples/train/model/model.c, optim.c, half.h): gradients against finite
  * differences, the stage split, initialisation, the optimizers and the f16 casts. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "half.h"
-#include "model.h"
-#include "optim.h"
-#include "rng.h"
+#include "model/half.h"
+#include "model/model.h"
+#include "model/optim.h"
+#include "data/rng.h"
 
 enum { ROWS = 4, MAXW = 8 };
 

@@ -1,5 +1,5 @@
-/* Pipeline schedules (examples/train/pipe.c): the exact 1f1b and gpipe orders, their invariants
- * for many shapes, and that stages which block on their receives never deadlock. */
+/* Pipeline schedules (examples/train/pipeline/pipe.c): the exact 1f1b and gpipe orders, their
+ * invariants for many shapes, and that stages which block on their receives never deadlock. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pipe.h"
+#include "pipeline/pipe.h"
 
 enum { MAXK = 8, MAXG = 24 };
 

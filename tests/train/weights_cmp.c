@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "data/ckpt.h"
 
 /* Max |a - b| / max |b| over N floats. */
 static double tensor_error(const float *a, const float *b, size_t n)

@@ -1,5 +1,5 @@
 /* Checkpoint files; see ckpt.h. */
-#include "ckpt.h"
+#include "data/ckpt.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -271,8 +271,8 @@ int ckpt_model(const ckpt_meta_t *m, model_shape_t *shape, char *err, size_t err
             snprintf(err, errlen, "implausible header (layer %u of kind %u)", l + 1, m->kind[l]);
             return -1;
         }
-        s->out =
-            s->kind == LAYER_CONV && g.oh > 0 ? (int)(m->dims[l + 1] / (uint32_t)(g.oh * g.ow)) : 0;
+        uint64_t pixels = (uint64_t)g.oh * (uint64_t)g.ow; /* a forged window: up to 2^48 */
+        s->out = s->kind == LAYER_CONV && pixels > 0 ? (int)(m->dims[l + 1] / pixels) : 0;
         h = g.oh, w = g.ow;
     }
     char why[400];

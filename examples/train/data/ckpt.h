@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "model/model.h"
 
 #define CKPT_VERSION      1
 #define CKPT_HEADER_BYTES 512

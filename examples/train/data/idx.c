@@ -1,5 +1,5 @@
 /* IDX reading; see idx.h. zlib reads gzip'd and plain files alike (gzread is transparent). */
-#include "idx.h"
+#include "data/idx.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* Sample order and batches; see order.h. */
-#include "order.h"
+#include "data/order.h"
 
 #include <stddef.h>
 
-#include "rng.h"
+#include "data/rng.h"
 
 void order_epoch(uint64_t seed, long epoch, uint32_t n, uint32_t *perm)
 {

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "idx.h"
+#include "data/idx.h"
 
 /* The order of N samples in EPOCH: PERM[0..N) becomes a permutation of 0..N-1. */
 void order_epoch(uint64_t seed, long epoch, uint32_t n, uint32_t *perm);

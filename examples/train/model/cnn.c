@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 
 #define CNN_DEFAULT_LAYERS "conv:16:3,pool:2,conv:32:3,pool:2,dense:128"
 #define CNN_SYNTAX         "conv:C:K[:S[:P]], pool:K[:S[:P]] or dense:N"

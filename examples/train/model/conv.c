@@ -27,7 +27,7 @@
 #include <cblas.h>
 #include <string.h>
 
-#include "layers.h"
+#include "model/layers.h"
 
 void conv_geom_finish(conv_geom_t *g)
 {

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layers.h"
+#include "model/layers.h"
 
 /* W (oc x taps x c) with the output channel innermost: taps x c x oc. NULL when out of memory. */
 static float *transposed(const conv_geom_t *g, const float *w)

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "layers.h"
+#include "model/layers.h"
 
 void dense_forward(const float *x, const float *w, const float *b, float *y, int rows, int in,
                    int out, int relu)

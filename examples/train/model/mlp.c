@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "model.h"
+#include "model/model.h"
 
 static int mlp_describe(const model_opts_t *o, int c, int h, int w, int classes, model_spec_t *spec,
                         char *err, size_t errlen)

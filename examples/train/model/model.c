@@ -1,11 +1,11 @@
 /* A model's shapes, split, initial weights, forward and backward; see model.h. */
-#include "model.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "rng.h"
+#include "data/rng.h"
 
 static const model_def_t *const models[] = {&model_mlp, &model_cnn};
 

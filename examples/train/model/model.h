@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "layers.h"
+#include "model/layers.h"
 
 #define MODEL_MAX_LAYERS 16
 /* Values per sample at any layer boundary: a checkpoint's header keeps each in 24 bits. */

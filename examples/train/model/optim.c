@@ -1,5 +1,5 @@
 /* Optimizers; see optim.h. */
-#include "optim.h"
+#include "model/optim.h"
 
 #include <math.h>
 

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "model.h"
+#include "model/model.h"
 
 typedef enum { OPTIM_SGD = 0, OPTIM_ADAM = 1 } optim_kind_t;
 typedef enum { LR_CONSTANT = 0, LR_COSINE = 1 } lr_schedule_t;

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "layers.h"
+#include "model/layers.h"
 
 /* The window of output (OY, OX) clipped to the image: rows [*Y0, *Y1), columns [*X0, *X1). */
 static void window(const conv_geom_t *g, int oy, int ox, int *y0, int *y1, int *x0, int *x1)

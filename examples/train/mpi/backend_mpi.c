@@ -23,8 +23,8 @@
 #include "gcl/popdist.h"
 #include "gcl/preempt.h"
 #include "job.h"
-#include "mpi_replica.h"
-#include "report.h"
+#include "mpi/mpi_replica.h"
+#include "report/report.h"
 
 /* What --backend mpi cannot do, refused before MPI starts. Returns 0, or 2 after a line. */
 static int check_options(const train_opts_t *o)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_replica.h"
-#include "optim.h"
-#include "order.h"
+#include "mpi/mpi_replica.h"
+#include "model/optim.h"
+#include "data/order.h"
 
 int mpi_replica_setup(mpi_replica_t *rp, train_job_t *job, MPI_Comm comm)
 {

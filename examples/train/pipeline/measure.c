@@ -1,5 +1,5 @@
 /* Statistics of the per-step measurements; see measure.h. */
-#include "measure.h"
+#include "pipeline/measure.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Pipeline schedules; see pipe.h. */
-#include "pipe.h"
+#include "pipeline/pipe.h"
 
 #include <string.h>
 

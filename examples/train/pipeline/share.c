@@ -1,5 +1,5 @@
 /* A replica's share of a step; see share.h. */
-#include "share.h"
+#include "pipeline/share.h"
 
 void train_step_share(const train_job_t *job, int replica, int replicas, int *first, int *count,
                       float *scale)

@@ -1,5 +1,5 @@
 /* Progress, summary and JSON; see report.h. */
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elastic.h"
-#include "optim.h"
-#include "pipe.h"
+#include "stages/elastic.h"
+#include "model/optim.h"
+#include "pipeline/pipe.h"
 
 void report_banner(const train_job_t *job, const gcl_job_info_t *info)
 {

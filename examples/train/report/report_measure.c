@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "report/report.h"
 
 /* "123.4 us", "1.23 ms", "4.567 s". */
 static void fmt_time(double s, char *buf, size_t len)

@@ -1,7 +1,7 @@
 /*
- * libFuzzer target: the checkpoint reader of train (ckpt_read, examples/train/ckpt.c). The input
- * is one mode byte, then the file. Mode bit 0 set: the last 4 bytes are replaced by the file's
- * correct CRC-32, so that the fuzzer explores what lies behind the checksum (a writer that
+ * libFuzzer target: the checkpoint reader of train (ckpt_read, examples/train/data/ckpt.c). The
+ * input is one mode byte, then the file. Mode bit 0 set: the last 4 bytes are replaced by the
+ * file's correct CRC-32, so that the fuzzer explores what lies behind the checksum (a writer that
  * computes its CRC over garbage is the case that matters). A file the reader accepts must hold
  * exactly what its header promises: its size is ckpt_file_bytes(), and all of the
  * (1 + nstate) x nparams floats can be read.
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "ckpt.h"
+#include "data/ckpt.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

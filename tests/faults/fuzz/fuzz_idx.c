@@ -1,12 +1,12 @@
 /*
- * libFuzzer target: the IDX reader of train (idx_read, examples/train/idx.c), gzip'd or plain.
+ * libFuzzer target: the IDX reader of train (idx_read, examples/train/data/idx.c), gzip'd or plain.
  * The input is one mode byte, then the file. Mode: bit 0, images (3 dimensions) or labels (1);
  * bits 1-6, how many items to keep (0: all, which also checks the end of the stream). What the
  * reader accepts must hold count x rows x cols bytes.
  *
  * Known bug, guarded here until it is fixed: idx_read allocates what the header claims (up to
  * 10^8 x 4096 x 4096 bytes) before it knows whether the file holds that much, so a 24-byte
- * file makes it ask for 104 GB (examples/train/idx.c, idx_read). Inputs whose header claims
+ * file makes it ask for 104 GB (examples/train/data/idx.c, idx_read). Inputs whose header claims
  * more than FUZZ_IDX_MAX_CLAIM bytes are skipped; tests/faults/test_files.c reproduces the bug
  * (and skips until it is fixed). Build with -DFUZZ_IDX_MAX_CLAIM=0 to fuzz without the guard.
  */
@@ -17,7 +17,7 @@
 #include <zlib.h>
 
 #include "fuzz_util.h"
-#include "idx.h"
+#include "data/idx.h"
 
 #ifndef FUZZ_IDX_MAX_CLAIM
 #define FUZZ_IDX_MAX_CLAIM 67108864u /* 64 MiB */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the committed seeds of the fuzz corpus (fuzz/corpus/<target>/) and the malformed
 files of tests/faults/data/ that are built byte by byte. Run from anywhere; it rewrites the same
-bytes each time. Layouts: gcl/src/transport/wire.h, examples/train/ckpt.h, examples/train/idx.h."""
+bytes each time. Layouts: gcl/src/transport/wire.h, examples/train/data/ckpt.h, examples/train/data/idx.h."""
 import gzip
 import os
 import struct

@@ -7,8 +7,8 @@
 #
 #   wire      gcl_wire_decode: the header check of every mpi/ofi message (gcl/src/transport/wire.c)
 #   topology  sim_topology_load: topology files (sim/src/topology/topology_parse.c, topology_build.c)
-#   ckpt      ckpt_read: train's checkpoints (examples/train/ckpt.c)
-#   idx       idx_read: train's IDX data files, gzip'd or plain (examples/train/idx.c)
+#   ckpt      ckpt_read: train's checkpoints (examples/train/data/ckpt.c)
+#   idx       idx_read: train's IDX data files, gzip'd or plain (examples/train/data/idx.c)
 #
 # Environment: FAULTS_FUZZ_SECONDS (default 12) per target; FAULTS_FUZZ_TARGETS (default all
 # four, comma-separated). New inputs found go to BUILD_DIR/corpus/<target>/, never into the
@@ -46,9 +46,10 @@ for t in ${targets//,/ }; do
             -I"$src/gcl/src" -I"$src/gcl/include" -I"$src/collectives/include" ;;
     topology) build topology "$here/fuzz_topology.c" "$src"/sim/src/*/*.c \
                 -I"$src/sim/include" -I"$src/sim/src" -lm ;;
-    ckpt) build ckpt "$here/fuzz_ckpt.c" "$src/examples/train/ckpt.c" \
-            -I"$src/examples/train" -lz ;;
-    idx) build idx "$here/fuzz_idx.c" "$src/examples/train/idx.c" -I"$src/examples/train" -lz ;;
+    ckpt) build ckpt "$here/fuzz_ckpt.c" "$src/examples/train/data/ckpt.c" \
+            "$src"/examples/train/model/*.c -I"$src/examples/train" $(pkg-config --cflags --libs openblas) \
+            -lz -lm ;; # a checkpoint records the model's layers (model/)
+    idx) build idx "$here/fuzz_idx.c" "$src/examples/train/data/idx.c" -I"$src/examples/train" -lz ;;
     *) echo "run.sh: unknown target $t" >&2; exit 2 ;;
   esac
 done

@@ -72,6 +72,10 @@ fresh # poprun: the plan reaching up to the launcher
 sed -i '0,/#include "plan\/print.h"/s//#include "plan\/print.h"\n#include "launcher\/job.h"/' "$work/tree/poprun/src/plan/print.c"
 expect "an upward arrow in poprun/" 'upward arrow in poprun/src from plan to launcher: poprun/src/plan/print.c includes launcher/job.h'
 
+fresh # a folder of more than 16 source files
+for i in $(seq 1 17); do printf '/* planted */\n' >"$work/tree/examples/train/model/planted$i.h"; done
+expect "a crowded folder" 'examples/train/model: 29 source files \(at most 16 a folder\)'
+
 fresh # a circle of Python files in one folder (an import inside a function counts)
 printf 'import planted_b\n' >"$work/tree/examples/planted_a.py"
 printf 'def f():\n    import planted_a\n' >"$work/tree/examples/planted_b.py"

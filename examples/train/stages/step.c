@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stage.h"
+#include "stages/stage.h"
 
 #include "gcl/sim.h"
-#include "half.h"
-#include "order.h"
+#include "model/half.h"
+#include "data/order.h"
 
 /* A layer's shape as libgcl's layer-level cost model takes it (gcl_charge_layer), in f32: a dense
  * layer as a matmul, a convolution as a convolution and pooling as pooling, as sim-step charges

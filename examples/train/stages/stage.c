@@ -2,13 +2,13 @@
  * A pipeline stage's setup and teardown: its communicator, its buffers in simulated IPU memory
  * and its initial weights. The training step itself is in step.c. See stage.h.
  */
-#include "stage.h"
+#include "stages/stage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "share.h"
+#include "pipeline/share.h"
 #include "gcl/sim.h"
 
 /* Allocates in this IPU's simulated memory; an out-of-memory failure says what the stage needs

@@ -12,9 +12,9 @@
 #include "gcl/popdist.h"
 #include "gcl/popdist_env.h"
 #include "gcl/sim.h"
-#include "elastic.h"
+#include "stages/elastic.h"
 #include "job.h"
-#include "report.h"
+#include "report/report.h"
 
 /* Replicas and IPUs per replica: poprun's when it started us, else the options'. */
 static int job_shape(const train_opts_t *o, int *replicas, int *ipr)

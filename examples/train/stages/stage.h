@@ -9,7 +9,7 @@
 
 #include "gcl/gcl.h"
 #include "gcl/sim.h"
-#include "pipe.h"
+#include "pipeline/pipe.h"
 #include "train.h"
 
 /* Point-to-point tags: activations flow down the pipeline, gradients back up. Messages of one

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "stage.h"
+#include "stages/stage.h"
 
 gcl_status_t stage_measure_init(stage_t *st, long from)
 {

@@ -12,10 +12,10 @@
 #include "gcl/popdist.h"
 #include "gcl/preempt.h"
 #include "gcl/sim.h"
-#include "elastic.h"
+#include "stages/elastic.h"
 #include "job.h"
-#include "report.h"
-#include "stage.h"
+#include "report/report.h"
+#include "stages/stage.h"
 
 void train_fail(train_job_t *job, const char *fmt, ...)
 {

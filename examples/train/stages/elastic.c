@@ -1,5 +1,5 @@
 /* Elastic training; see elastic.h. */
-#include "elastic.h"
+#include "stages/elastic.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 #include "gcl/popdist.h"
 #include "gcl/preempt.h"
-#include "share.h"
+#include "pipeline/share.h"
 
 #define TAG_ELASTIC 3
 #define MAX_CHANGES 64

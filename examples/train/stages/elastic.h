@@ -28,7 +28,7 @@
 #include <stdio.h>
 
 #include "gcl/elastic.h"
-#include "stage.h"
+#include "stages/stage.h"
 
 /* Sets up JOB for an elastic instance INST (nothing without --elastic). Returns 0, or 1 after a
  * line (out of host memory). */
