@@ -1,11 +1,11 @@
-"""scripts/chaos_loop.py's event order, with a real process and no job (ctest runs it as
+"""scripts/lib/chaos/chaos_loop.py's event order, with a real process and no job (ctest runs it as
 chaos_loop_order; pytest can too): every line is noted (ON_EVENT) just before the driver sees
 it, also when one read brings many lines, so the driver judges a line by that line's state."""
 import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "lib", "chaos"))
 from chaos_loop import JobEnded, Loop, Wait  # noqa: E402
 
 

@@ -1,9 +1,9 @@
-"""The verdicts of scripts/chaos_report.py that need no job: which faults cost more steps than
+"""The verdicts of scripts/lib/chaos/chaos_report.py that need no job: which faults cost more steps than
 the checkpoint interval allows (ctest runs it as chaos_report_verdicts; pytest can too)."""
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "lib", "chaos"))
 import chaos_report  # noqa: E402
 
 

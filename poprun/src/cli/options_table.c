@@ -1,5 +1,5 @@
 /*
- * The table of poprun's options and the checks of each kind of value; see options_def.h.
+ * The table of poprun's options and the checks of each kind of value; see options_table.h.
  *
  * Every option of Graphcore's PopRun is accepted in each of its forms (--opt value, --opt=value;
  * booleans as 1/0, yes/no, on/off, true/false in any case). Each entry says what the option means

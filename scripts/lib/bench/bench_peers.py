@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 OPENMPI_RUN = "/usr/bin/mpirun.openmpi"
 MPICH_RUN = "/usr/bin/mpiexec.mpich"
 COLUMNS = ["impl", "algo", "collective", "mode", "ranks", "hosts", "size_bytes", "iters",

@@ -19,7 +19,7 @@ Beside it:
     way, and each way with both directions at once, as an all_reduce uses it);
   - the time the bytes a call sends would take at that link rate.
 
-Run by scripts/bench_peers.py (run_all); `bench_wire.py --inside ...` is the part that runs in
+Run by scripts/lib/bench/bench_peers.py (run_all); `bench_wire.py --inside ...` is the part that runs in
 the cluster's head namespace (scripts/netns-cluster), and prints one JSON line per result.
 """
 import json
@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SIZE = 16 << 20
 WARMUP, FEW, MANY = 2, 4, 12
 LINK_BYTES = 512 << 20

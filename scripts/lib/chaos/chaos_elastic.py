@@ -220,8 +220,7 @@ def inside(a, out):
     cfg = {"hosts": a.hosts, "faults": a.faults, "seed": a.seed, "min_replicas": a.min_replicas,
            "kinds": [k for k in a.kinds.split(",") if k in KINDS] or list(KINDS),
            "steps": a.steps, "build": os.path.abspath(os.environ.get(
-               "GCL_BUILD_DIR", os.path.join(os.path.dirname(os.path.dirname(
-                   os.path.abspath(__file__))), "build"))),
+               "GCL_BUILD_DIR", os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "build"))),
            "cluster_id": os.environ["NETNS_CLUSTER_ID"], "mark": f"elastic-chaos-{os.getpid()}",
            "job_name": f"echaos{os.getpid()}"}
     env = dict(os.environ, POPRUN_JOB_NAME=cfg["job_name"], CHAOS_MARK=cfg["mark"])
@@ -276,8 +275,7 @@ def main(argv):
     ap.add_argument("--min-replicas", type=int, default=8)
     ap.add_argument("--kinds", default=",".join(KINDS), help="kill,stall,partition")
     ap.add_argument("--steps", type=int, default=3510, help="train's --max-steps (default 3510)")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))), "out", "chaos-elastic"))
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "out", "chaos-elastic"))
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("--_inside", action="store_true", help=argparse.SUPPRESS)
     try:
@@ -301,7 +299,7 @@ def main(argv):
     os.makedirs(out, exist_ok=True)
     if a._inside:
         return inside(a, out)
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/
     cmd = [os.path.join(here, "netns-cluster"), str(a.hosts), "--", sys.executable,
            os.path.join(here, "chaos"), "--_elastic_inside"] + argv
     return subprocess.run(cmd).returncode

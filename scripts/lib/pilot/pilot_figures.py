@@ -84,7 +84,7 @@ class Run:
         self.name = name
         cmd = read(p(".cmd"))
         self.cmd = cmd.replace(out + "/", "DIR/").replace(out, "DIR") if cmd else None
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
         if self.cmd:
             self.cmd = self.cmd.replace(root + "/", "")
         self.status = None if read(p(".status")) is None else int(read(p(".status")))
