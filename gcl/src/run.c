@@ -77,7 +77,7 @@ static void fail_ipu(struct gcl_ctx *ctx, gcl_hostbox_ipu_t *me)
     const gcl_err_t *call = ctx->ipu.last_failure;
     gcl_status_t how = call ? call->status : GCL_OK;
     me->consequence = how == GCL_ERR_PEER_FAILED || how == GCL_ERR_ABORTED;
-    atomic_store(&me->state, GCL_IPU_FAILED);
+    gcl_hostbox_set_state(me, GCL_IPU_FAILED);
     gcl_ctrl_ipu_failed(inst->ctrl, ctx->ipu.global_ipu, me->reason); /* and the other hosts */
     /* Wake every IPU thread of the host: the local ones abort, the remote ones notice. */
     atomic_store(&inst->run.abort, 1);
@@ -92,14 +92,13 @@ static void *ipu_thread(void *arg)
     gcl_hostbox_ipu_t *me = &inst->host.hb.ipus[ctx->ipu.hostlocal];
     gcl_log_set_replica(ctx->replica);
     atomic_store(&me->last_call, 0);
-    atomic_store(&me->run_gen, inst->run.gen);
-    atomic_store(&me->state, GCL_IPU_RUNNING);
+    atomic_store(&me->life, gcl_life(inst->run.gen, GCL_IPU_RUNNING));
     ctx->status = ctx->program(ctx, ctx->arg);
     if (ctx->status == GCL_OK) /* its last call may have returned before it finished */
         ctx->status = gcl_ipu_settle(&ctx->ipu, 0);
     gcl_request_abandon_all(&ctx->ipu);
     if (ctx->status == GCL_OK) {
-        atomic_store(&me->state, GCL_IPU_FINISHED);
+        gcl_hostbox_set_state(me, GCL_IPU_FINISHED);
         gcl_ctrl_ipu_changed(inst->ctrl);
     } else {
         fail_ipu(ctx, me);
@@ -155,7 +154,7 @@ static int must_wait(gcl_hostbox_t *hb, int consequence)
         const gcl_hostbox_ipu_t *p = &hb->ipus[i];
         if (p->pid <= 0 || p->pid == getpid())
             continue;
-        uint32_t state = atomic_load(&p->state);
+        uint32_t state = gcl_hostbox_state(p);
         int cause = state == GCL_IPU_FAILED && !p->after_other && !p->consequence;
         if (state == GCL_IPU_RUNNING && !gcl_hostbox_pid_gone(p->pid))
             return 1;

@@ -174,8 +174,8 @@ static int reader_done(const gcl_peers_t *c, const gcl_eager_owner_t *o,
     if (hl < 0)
         return 1; /* on another host: never a reader of a cell here */
     const gcl_hostbox_ipu_t *r = &box_of(c)->ipus[hl];
-    uint32_t gen = atomic_load_explicit(&r->run_gen, memory_order_acquire);
-    uint32_t state = atomic_load_explicit(&r->state, memory_order_acquire);
+    uint64_t life = gcl_hostbox_life(r);
+    uint32_t gen = gcl_life_gen(life), state = gcl_life_state(life);
     return (int32_t)(gen - o->run_gen) > 0 || (gen == o->run_gen && state != GCL_IPU_RUNNING);
 }
 

@@ -371,8 +371,8 @@ gcl_status_t gcl_instance_close(struct gcl_instance *inst)
     if (inst->host.hb.base) {
         for (int k = 0; k < j->num_local_ipus; k++) {
             gcl_hostbox_ipu_t *me = &inst->host.hb.ipus[j->ipu_hostlocal[j->first_ipu + k]];
-            if (atomic_load(&me->state) != GCL_IPU_FAILED)
-                atomic_store(&me->state, GCL_IPU_EXITED);
+            if (gcl_hostbox_state(me) != GCL_IPU_FAILED)
+                gcl_hostbox_set_state(me, GCL_IPU_EXITED);
         }
     }
     if (inst->boot)

@@ -130,8 +130,9 @@ static void read_ipu(const gcl_hostbox_ipu_t *p, int ipu, ctrl_ipu_record_t *r)
 {
     memset(r, 0, sizeof *r);
     r->ipu = ipu;
-    r->state = atomic_load(&p->state);
-    r->run_gen = atomic_load(&p->run_gen);
+    uint64_t life = gcl_hostbox_life(p);
+    r->state = gcl_life_state(life);
+    r->run_gen = gcl_life_gen(life);
     uint64_t key = atomic_load_explicit(&p->last_call, memory_order_acquire), w[4];
     for (int i = 0; i < 4; i++)
         w[i] = atomic_load_explicit(&p->last_sig[i], memory_order_relaxed);

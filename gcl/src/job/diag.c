@@ -58,8 +58,8 @@ static void describe_failed(const gcl_job_t *j, gcl_hostbox_t *hb, int ipu, char
     for (int i = 0; p->after_other && i < hb->num_ipus; i++) {
         gcl_hostbox_ipu_t *c = &hb->ipus[i];
         if (i == hl || c->pid != p->pid || c->global_ipu < 0 || c->global_ipu >= j->num_ipus ||
-            atomic_load(&c->state) != GCL_IPU_FAILED || c->after_other ||
-            atomic_load(&c->run_gen) != atomic_load(&p->run_gen))
+            gcl_hostbox_state(c) != GCL_IPU_FAILED || c->after_other ||
+            gcl_life_gen(gcl_hostbox_life(c)) != gcl_life_gen(gcl_hostbox_life(p)))
             continue;
         gcl_job_describe_ipu(j, c->global_ipu, cause, sizeof cause);
         snprintf(why, len, "%s failed after %s of its instance, which failed first: %.300s", who,
@@ -76,7 +76,8 @@ int gcl_diag_peer_gone(const gcl_job_t *j, gcl_hostbox_t *hb, uint32_t run_gen, 
     if (hl < 0)
         return 0;
     gcl_hostbox_ipu_t *p = &hb->ipus[hl];
-    uint32_t state = atomic_load(&p->state), gen = atomic_load(&p->run_gen);
+    uint64_t life = gcl_hostbox_life(p);
+    uint32_t state = gcl_life_state(life), gen = gcl_life_gen(life);
     char who[160];
     gcl_job_describe_ipu(j, ipu, who, sizeof who);
     if (state == GCL_IPU_FAILED) {
@@ -109,7 +110,7 @@ int gcl_diag_member_failed(const gcl_call_view_t *v, char *why, size_t len)
 {
     for (int r = 0; r < v->n; r++) {
         int hl = v->job->ipu_hostlocal[v->ipus[r]];
-        if (r == v->rank || hl < 0 || atomic_load(&v->hb->ipus[hl].state) != GCL_IPU_FAILED)
+        if (r == v->rank || hl < 0 || gcl_hostbox_state(&v->hb->ipus[hl]) != GCL_IPU_FAILED)
             continue;
         describe_failed(v->job, v->hb, v->ipus[r], why, len);
         return 1;
@@ -134,8 +135,9 @@ void gcl_diag_life(gcl_hostbox_t *hb, int hl, gcl_peer_life_t *out)
 {
     gcl_hostbox_ipu_t *p = &hb->ipus[hl];
     memset(out, 0, sizeof *out);
-    out->state = atomic_load(&p->state);
-    out->run_gen = atomic_load(&p->run_gen);
+    uint64_t life = gcl_hostbox_life(p);
+    out->state = gcl_life_state(life);
+    out->run_gen = gcl_life_gen(life);
     /* The signature is read only while last_call holds the same key before and after. */
     uint64_t key = atomic_load_explicit(&p->last_call, memory_order_acquire), w[4];
     for (int i = 0; i < 4; i++)

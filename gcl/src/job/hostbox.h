@@ -61,8 +61,9 @@ typedef struct {
 typedef struct {
     gcl_doorbell_t bell;
     alignas(64) _Atomic uint64_t free_chunks; /* bit i set: staging chunk i is free */
-    alignas(64) _Atomic uint32_t state;       /* GCL_IPU_* */
-    _Atomic uint32_t run_gen;
+    /* Its life: the gcl_run it is in (run_gen) << 32 | its GCL_IPU_* state, one word, so that
+     * a peer never reads a new run's number beside the last run's state (gcl_hostbox_life). */
+    alignas(64) _Atomic uint64_t life;
     int32_t pid, instance, global_ipu;
     _Atomic uint64_t last_call;   /* key0 of the last collective it entered (0: none yet) */
     _Atomic uint64_t last_sig[4]; /* its gcl_sig_t; last_call is 0 while this is rewritten */
@@ -221,6 +222,44 @@ static inline gcl_eager_owner_t *gcl_eager_owner(const gcl_hostbox_t *hb, gcl_ea
 }
 
 /* Wakes IPU's thread if it sleeps, and counts the ring (news its work does not show). */
+/* An IPU's life word, and its two halves. The state and the run it belongs to were two words:
+ * an IPU starting its next run wrote the run's number, then RUNNING, and a peer that read
+ * between the two took it for one that had returned from the new run without making the call
+ * the peer waited in ("returned from its program without making this call"; seen once in CI,
+ * 40 runs in a row on 4 instances beside another job). */
+static inline uint64_t gcl_life(uint32_t run_gen, uint32_t state)
+{
+    return (uint64_t)run_gen << 32 | state;
+}
+
+static inline uint32_t gcl_life_state(uint64_t life)
+{
+    return (uint32_t)life;
+}
+
+static inline uint32_t gcl_life_gen(uint64_t life)
+{
+    return (uint32_t)(life >> 32);
+}
+
+static inline uint64_t gcl_hostbox_life(const gcl_hostbox_ipu_t *p)
+{
+    return atomic_load_explicit(&p->life, memory_order_acquire);
+}
+
+static inline uint32_t gcl_hostbox_state(const gcl_hostbox_ipu_t *p)
+{
+    return gcl_life_state(gcl_hostbox_life(p));
+}
+
+/* Sets P's state, keeping its run. */
+static inline void gcl_hostbox_set_state(gcl_hostbox_ipu_t *p, uint32_t state)
+{
+    uint64_t was = atomic_load(&p->life);
+    while (!atomic_compare_exchange_weak(&p->life, &was, gcl_life(gcl_life_gen(was), state)))
+        ;
+}
+
 static inline void gcl_hostbox_ring(gcl_hostbox_t *hb, int ipu)
 {
     gcl_doorbell_ring(&hb->ipus[ipu].bell);

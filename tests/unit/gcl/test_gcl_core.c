@@ -406,10 +406,10 @@ static void test_diag(void **state)
     assert_non_null(strstr(gcl_err_text(&e), "a message of 12 bytes"));
     /* Liveness: a failed peer, one that returned, one that left. */
     char why[256];
-    atomic_store(&hb.ipus[2].state, GCL_IPU_RUNNING);
+    atomic_store(&hb.ipus[2].life, gcl_life(0, GCL_IPU_RUNNING));
     assert_false(gcl_diag_peer_gone(&j, &hb, 1, 2, why, sizeof why));
     snprintf(hb.ipus[2].reason, sizeof hb.ipus[2].reason, "it divided by zero");
-    atomic_store(&hb.ipus[2].state, GCL_IPU_FAILED);
+    gcl_hostbox_set_state(&hb.ipus[2], GCL_IPU_FAILED);
     assert_true(gcl_diag_peer_gone(&j, &hb, 1, 2, why, sizeof why));
     assert_non_null(strstr(why, "failed: it divided by zero"));
     /* An IPU that failed after another of its instance is explained by that one, the cause
@@ -419,7 +419,7 @@ static void test_diag(void **state)
     hb.ipus[3].global_ipu = 3;
     hb.ipus[3].after_other = 1;
     snprintf(hb.ipus[3].reason, sizeof hb.ipus[3].reason, "aborted: a quote of a quote");
-    atomic_store(&hb.ipus[3].state, GCL_IPU_FAILED);
+    gcl_hostbox_set_state(&hb.ipus[3], GCL_IPU_FAILED);
     assert_true(gcl_diag_peer_gone(&j, &hb, 1, 3, why, sizeof why));
     assert_non_null(strstr(why, "replica 3 (instance 1 on host h0"));
     assert_non_null(strstr(why, "failed after replica 2 (instance 1 on host h0"));
@@ -432,12 +432,20 @@ static void test_diag(void **state)
     hb.ipus[2].pid = hb.ipus[3].pid = -1;
     hb.ipus[2].global_ipu = hb.ipus[3].global_ipu = -1;
     hb.ipus[3].after_other = 0;
-    atomic_store(&hb.ipus[3].state, GCL_IPU_IDLE);
-    atomic_store(&hb.ipus[2].run_gen, 1);
-    atomic_store(&hb.ipus[2].state, GCL_IPU_FINISHED);
+    gcl_hostbox_set_state(&hb.ipus[3], GCL_IPU_IDLE);
+    atomic_store(&hb.ipus[2].life, gcl_life(1, GCL_IPU_FINISHED));
     assert_true(gcl_diag_peer_gone(&j, &hb, 1, 2, why, sizeof why));
     assert_non_null(strstr(why, "returned from its program"));
     assert_false(gcl_diag_peer_gone(&j, &hb, 2, 2, why, sizeof why)); /* an earlier run */
+    /* One that starts run 2 is running it, never "returned" from it: its run and its state
+     * change in one store (they were two, and a peer could read the new run beside the old
+     * state). */
+    atomic_store(&hb.ipus[2].life, gcl_life(2, GCL_IPU_RUNNING));
+    assert_false(gcl_diag_peer_gone(&j, &hb, 2, 2, why, sizeof why));
+    assert_int_equal(gcl_life_gen(gcl_hostbox_life(&hb.ipus[2])), 2);
+    gcl_hostbox_set_state(&hb.ipus[2], GCL_IPU_FINISHED);
+    assert_int_equal(gcl_life_gen(gcl_hostbox_life(&hb.ipus[2])), 2);
+    assert_true(gcl_diag_peer_gone(&j, &hb, 2, 2, why, sizeof why));
     /* A published call with another signature is proof of a mismatch. */
     int ipus[4] = {0, 1, 2, 3};
     uint64_t key = (5ull << 32) | 1;
