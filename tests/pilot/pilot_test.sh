@@ -3,7 +3,8 @@
 #
 #   cases  scripts/pilot --quick (the CNN) on a slice of Fashion-MNIST (8192 training, 2000 test
 #          samples),
-#          with prices: every run succeeds, the restarted run ends bitwise identical, both reports
+#          with prices: every run succeeds, the restarted run ends bitwise identical, the elastic
+#          run goes on with 12 replicas and grows back to 16 without a restart, both reports
 #          and their six plots exist, the HTML passes the browser check and has a screenshot;
 #          then the report rebuilt from the same runs with the MPI baseline failed, without a
 #          simulated part, and with every run failed says so (and every image still loads);
@@ -71,9 +72,13 @@ case_cases() {
   check_html "$work/ok"
   [ "$(head -c 8 "$work/ok/report.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
     fail "no screenshot"
-  has "$md" "^- 11 of 11 runs succeeded\.$"
+  has "$md" "^- 12 of 12 runs succeeded\.$"
   has "$md" "points apart \(within 0\.3\)"
   has "$md" "the resumed run ends bitwise identical to the uninterrupted one"
+  # The same loss under --elastic: 12 replicas go on, no restart, the replacement joins back.
+  has "$md" "^- Elastic \(real\): instance 1 killed after step [0-9]+; the 12 replicas left went on from memory and finished their first step [0-9.]+ (ms|s) after the kill, with 0 whole-job restarts; the replacement joined at step [0-9]+ \(16 replicas again\); test accuracy [-+][0-9.]+ points from the gcl run's \(within 0\.3\)\.$"
+  has "$md" "^\| [0-9]+ \| 1 \| lost instance 1 \| 3 x 12 \| [0-9.]+ (ms|s) \| [0-9.]+ (us|ms) \| [0-9.]+ (us|ms) \|$"
+  has "$md" "^\| [0-9]+ \| 2 \| instance 1 joined \| 4 x 16 \|"
   has "$md" "^\| gcl \| [0-9.]+ (us|ms|s) \| [0-9.]+ (us|ms|s) \| [0-9.]+ (us|ms|s) \| [0-9.]+ (us|ms|s) \| 688 \|"
   has "$md" "^\| MPI baseline \| [0-9.]+ (us|ms|s) .* \| 688 \|"
   has "$md" "^\| POD64 \| 64 x 8 \| [0-9.]+ (us|ms) \|"
@@ -112,7 +117,7 @@ PY
   reports "$work/failed"
   check_html "$work/failed"
   md=$work/failed/report.md
-  has "$md" "^- 10 of 11 runs succeeded; \*\*not: mpi \(FAILED \(exit status 1\)\)\*\*\.$"
+  has "$md" "^- 11 of 12 runs succeeded; \*\*not: mpi \(FAILED \(exit status 1\)\)\*\*\.$"
   has "$md" "\*\*No comparison of the platforms: MPI baseline FAILED \(exit status 1\)\.\*\*"
   has "$md" "^\| mpi \| .* \| \*\*FAILED \(exit status 1\): .*cannot read the dataset"
   has "$md" "^\| MPI baseline \| \*\*FAILED \(exit status 1\)\*\* \|"
@@ -137,11 +142,11 @@ PY
   variant allfailed
   local f
   for f in "$work/allfailed/raw/"*.status; do echo 1 >"$f"; done
-  rm -f "$work/allfailed/raw/"*.json "$work/allfailed/raw/restart.events"
+  rm -f "$work/allfailed/raw/"*.json "$work/allfailed/raw/"*.events
   python3 "$src/scripts/pilot-report" "$work/allfailed" >/dev/null || fail "report of failed runs"
   reports "$work/allfailed"
   check_html "$work/allfailed"
-  has "$work/allfailed/report.md" "^- 0 of 11 runs succeeded"
+  has "$work/allfailed/report.md" "^- 0 of 12 runs succeeded"
 
   # A missing image fails the browser check, which names it.
   rm "$work/allfailed/memory.png"
@@ -175,7 +180,7 @@ case_quick() {
   [ "$took" -lt 600 ] || fail "scripts/pilot --quick took $took s, not under 10 minutes"
   reports "$work/q"
   check_html "$work/q"
-  has "$work/q/report.md" "^- 11 of 11 runs succeeded\.$"
+  has "$work/q/report.md" "^- 12 of 12 runs succeeded\.$"
   has "$work/q/report.md" "points apart \(within 0\.3\)"
   has "$work/q/report.md" "the resumed run ends bitwise identical to the uninterrupted one"
   echo "scripts/pilot --quick: $took s"

@@ -1,12 +1,14 @@
 """The text of the pilot report (scripts/pilot-report): blocks for pilot_figures.to_markdown and
 to_html. Every number it states is registered with P.fig, with its kind and the run it comes
 from, so that the last table lists each figure with the command that produced it."""
-from pilot_figures import DERIVED, PLAN, PODS, PREDICTION, REAL, SIM, fmt_n, fmt_s
+from pilot_figures import DERIVED, PLAN, PODS, PREDICTION, REAL, SIM, fmt_n, fmt_s, num
 
 WHAT = {
     "gcl": "the candidate: libgcl over simulated IPUs, real training here, simulated time on POD16",
     "mpi": "the baseline: the same training with MPI_Allreduce, one replica per rank",
     "restart": "gcl with checkpoints under poprun --max-restarts 1; one instance killed with SIGKILL",
+    "elastic": "gcl under poprun --elastic --max-restarts 1; one instance killed with SIGKILL, the "
+               "others go on with fewer replicas and the replacement joins back",
 }
 
 
@@ -106,6 +108,7 @@ def summary(P):
         items.append("**The gcl run has no simulated part**: its JSON says `simulated: false`, so "
                      "the pod's step time, time split and memory are not reported.")
     items += restart_summary(P)
+    items += elastic_summary(P)
     items += cost_summary(P)
     return [("h2", "Summary"), ("list", items)]
 
@@ -157,6 +160,44 @@ def restart_times(P):
     if kill and r.json and r.json.get("first_step_unix_s"):
         rec = r.json["first_step_unix_s"] - float(kill)
     return d, rec
+
+
+def elastic_facts(P):
+    """What the elastic run did: (the change that dropped the lost instance, the one that took
+    its replacement back, seconds from the kill to the survivors' first step, the accuracy
+    difference from the gcl run in points), each None when not there."""
+    ev, r, g = P.elastic_events, P.runs["elastic"], P.runs["gcl"]
+    changes = (r.json or {}).get("elastic") or []
+    lost = next((c for c in changes if c["lost"]), None)
+    back = next((c for c in changes if c["joined"]), None)
+    kill, first = num(ev.get("kill_unix_s")), num(ev.get("first_step_after_unix_s"))
+    rec = first - kill if kill is not None and first is not None else None
+    d = (100 * (r.json["test_accuracy"] - g.json["test_accuracy"])
+         if r.ok() and g.ok() else None)
+    return lost, back, rec, d
+
+
+def elastic_summary(P):
+    ev, r = P.elastic_events, P.runs["elastic"]
+    if r.status is None:
+        return ["Elastic: **not run** (%s)." % ev.get("skipped", "no elastic case")]
+    lost, back, rec, d = elastic_facts(P)
+    if not lost:
+        return ["Elastic: **the elastic run %s, and no change of layout is on record** (see "
+                "raw/elastic.log)." % r.state()]
+    line = ("Elastic (real): instance %s killed after step %s; the %d replicas left went on from "
+            "memory and finished their first step %s after the kill, with %s whole-job restarts"
+            % (ev.get("killed_instance", "?"), ev.get("kill_step", "?"), lost["replicas"],
+               fmt_s(rec), ev.get("job_restarts", "?")))
+    line += ("; the replacement joined at step %d (%d replicas again)" % (back["step"],
+                                                                          back["replicas"])
+             if back else "; **no replacement joined**")
+    if d is not None:
+        line += "; test accuracy %+.2f points from the gcl run's (%s 0.3)" % (
+            d, "within" if abs(d) <= 0.3 else "**more than**")
+    if r.status != 0:
+        line = "Elastic: **the elastic run %s**. " % r.state() + line
+    return [line + "."]
 
 
 def convergence(P, plots):
@@ -440,6 +481,58 @@ def recovery(P):
     return blocks
 
 
+def elastic(P):
+    ev, r = P.elastic_events, P.runs["elastic"]
+    blocks = [("h2", "A lost instance without a restart (real; simulated steps)")]
+    if r.status is None:
+        return blocks + [("p", "**Not run**: %s." % ev.get("skipped", "no elastic case"))]
+    lost, back, rec, d = elastic_facts(P)
+    P.fig("elastic: kill to the survivors' first step", fmt_s(rec), REAL, "elastic")
+    P.fig("elastic: whole-job restarts", ev.get("job_restarts", "?"), REAL, "elastic")
+    if d is not None:
+        P.fig("elastic: test accuracy against the gcl run", "%+.2f points" % d, DERIVED,
+              "elastic, gcl")
+    items = ["The gcl run again under `poprun --elastic --min-replicas %s --max-restarts 1`; "
+             "train's `--fault kill-after-step:%s@%s` kills instance %s with SIGKILL after step "
+             "%s. The global batch stays the same: the survivors raise their gradient "
+             "accumulation, so every step is the same mini-batch." % (
+                 ev.get("min_replicas", "?"), ev.get("kill_step", "?"),
+                 ev.get("killed_instance", "?"), ev.get("killed_instance", "?"),
+                 ev.get("kill_step", "?")),
+             "Kill to the first step the survivors finished: **%s** (train's own lines: the "
+             "kill's time, and the first step of the new membership's)." % fmt_s(rec),
+             "Whole-job restarts: **%s** (poprun's \"restarting the job\" lines); no "
+             "checkpoint was written or read." % ev.get("job_restarts", "?")]
+    if d is not None:
+        items.append("Test accuracy %.2f%% against the uninterrupted gcl run's %.2f%%: %+.2f "
+                     "points (%s 0.3)." % (100 * r.json["test_accuracy"],
+                                           100 * P.runs["gcl"].json["test_accuracy"], d,
+                                           "within" if abs(d) <= 0.3 else "**more than**"))
+    if r.status != 0:
+        items.insert(0, "**The elastic run %s.**" % r.state())
+    blocks.append(("list", items))
+    changes = (r.json or {}).get("elastic") or []
+    rows = []
+    for c in changes:
+        what = ("lost instance %s" % ", ".join(map(str, c["lost"])) if c["lost"] else
+                "instance %s joined" % ", ".join(map(str, c["joined"])))
+        P.fig("elastic: simulated step after step %d (%d replicas)" % (c["step"], c["replicas"]),
+              fmt_s(c["sim_step_after_s"]), SIM, "elastic")
+        rows.append((c["step"], c["membership"], what, "%d x %d" % (c["instances"], c["replicas"]),
+                     fmt_s(c["wall_s"]), fmt_s(c["sim_step_before_s"]),
+                     fmt_s(c["sim_step_after_s"])))
+    if rows:
+        blocks += [("p", "Each change of the job's layout, from train's JSON: the step after "
+                         "which it took effect, and the simulated step on POD16 before and "
+                         "after it (the pod charged for the layout that ran):"),
+                   ("table", ("after step", "membership", "what", "instances x replicas",
+                              "at (real, since start)", "simulated step before",
+                              "simulated step after"), rows)]
+    else:
+        blocks.append(("p", "**No change of layout is on record** (raw/elastic.log)."))
+    return blocks
+
+
 def cost(P, plots):
     blocks = [("h2", "Cost per usable run"), ("img", plots["cost.png"], "cost")]
     e = P.target_epoch("gcl")
@@ -522,5 +615,6 @@ def figures_table(P):
 def build(P, plots):
     doc = header(P)
     body = (convergence(P, plots) + step_times(P, plots) + waits(P) + throughput(P, plots) +
-            sim_pod(P, plots) + plan_pods(P) + memory(P, plots) + recovery(P) + cost(P, plots))
+            sim_pod(P, plots) + plan_pods(P) + memory(P, plots) + recovery(P) + elastic(P) +
+            cost(P, plots))
     return doc + summary(P) + runs_table(P) + body + figures_table(P)

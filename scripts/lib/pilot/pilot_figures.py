@@ -115,7 +115,8 @@ class Pilot:
         raw = os.path.join(out, "raw")
         self.cfg = read_env(os.path.join(raw, "config.env"))
         self.events = read_env(os.path.join(raw, "restart.events"))
-        names = ["gcl", "mpi", "restart"] + ["sim-POD%d" % n for n in PODS] + [
+        self.elastic_events = read_env(os.path.join(raw, "elastic.events"))
+        names = ["gcl", "mpi", "restart", "elastic"] + ["sim-POD%d" % n for n in PODS] + [
             "plan-POD%d" % n for n in PODS]
         self.runs = {n: Run(raw, n, out) for n in names}
         self.target = num(self.cfg.get("target_accuracy")) or 0.88
