@@ -20,8 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collective.h"
+#include "api/call.h"
 
+#include "base/alloc.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/vocab.h"

@@ -5,7 +5,7 @@
 #ifndef GCL_COLLECTIVE_H
 #define GCL_COLLECTIVE_H
 
-#include "comm.h"
+#include "api/comm.h"
 #include "engine/request.h"
 
 /* Plans CALL (with arguments A) on COMM: GCL_OK, or a failure in COMM's record. */

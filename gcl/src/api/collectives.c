@@ -2,7 +2,7 @@
  * The public collective calls: thin wrappers that describe the call for gcl_collective, and
  * the waits on a started one. Declared in gcl/gcl.h.
  */
-#include "collective.h"
+#include "api/call.h"
 
 static gcl_status_t call(gcl_comm_t comm, gcl_call_t c, gcl_request_t *req)
 {

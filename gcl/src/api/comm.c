@@ -5,13 +5,13 @@
  * that creates its communicators in the same order, so that a replica which creates them in
  * another order (or over another group) is caught as a mismatch at its first collective.
  */
-#include "comm.h"
+#include "api/comm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 
 static void comm_free(struct gcl_comm *c)

@@ -10,7 +10,7 @@
 #define GCL_COMM_H
 
 #include "coll/algo.h"
-#include "ctx.h"
+#include "api/ctx.h"
 #include "engine/engines.h"
 #include "engine/request.h"
 

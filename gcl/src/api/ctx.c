@@ -2,7 +2,7 @@
  * IPU contexts: the accessors of the public API, and a program's own reason for failing.
  * gcl_run's threads, which the contexts are, are run.c's.
  */
-#include "ctx.h"
+#include "api/ctx.h"
 
 #include <stdarg.h>
 #include <stdio.h>

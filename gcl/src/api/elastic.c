@@ -4,10 +4,10 @@
  */
 #include "gcl/elastic.h"
 
-#include "ctx.h"
-#include "instance/elastic.h"
+#include "api/ctx.h"
+#include "instance/resize.h"
 #include "instance/instance.h"
-#include "preempt.h"
+#include "api/preempt.h"
 
 gcl_status_t gcl_elastic_resize(gcl_instance_t inst, gcl_elastic_info_t *out)
 {

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collective.h"
-#include "base/fault.h"
+#include "api/call.h"
+#include "base/alloc.h"
 #include "base/log.h"
 
 /* A hash of the list: the number of tensors, then each type and count (never 0). */

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
-#include "comm.h"
+#include "api/comm.h"
 #include "engine/engines.h"
 #include "engine/request.h"
 

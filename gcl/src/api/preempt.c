@@ -21,11 +21,11 @@
 #include <time.h>
 
 #include "gcl/preempt.h"
-#include "preempt.h"
+#include "api/preempt.h"
 
-#include "ctx.h"
+#include "api/ctx.h"
 #include "gcl/elastic_store.h"
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 #include "instance/signals.h"
 

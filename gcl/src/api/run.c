@@ -10,13 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
-#include "comm.h"
-#include "ctx.h"
+#include "api/comm.h"
+#include "api/ctx.h"
 #include "engine/request.h"
 #include "instance/membership.h"
-#include "preempt.h"
+#include "api/preempt.h"
 
 /* How long a failed run waits for the host's other instances to reach their own verdicts (see
  * await_verdicts): the time poprun's wrapper of a killed program gives the survivors, too. */

@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
-#include "ctx.h"
+#include "api/ctx.h"
 #include "engine/request.h"
 #include "gcl/sim.h"
 #include "job/shmem.h"
-#include "pod/layer.h"
+#include "pod/charge.h"
 #include "pod/cache.h"
-#include "pod/model.h"
+#include "pod/workload.h"
 
 /* CTX's simulated IPU, once its parked call (engine/request.h) has charged its clock: a failure
  * there stays parked, for the IPU's next call to report. */

@@ -16,6 +16,7 @@
 
 #include "instance/instance.h"
 
+#include "base/alloc.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "instance/config.h"

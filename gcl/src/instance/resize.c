@@ -11,7 +11,7 @@
  * of it; one lost while the new membership builds fails its bootstrap calls (the store fails
  * them for everyone), and every survivor resizes again, up to RESIZE_ATTEMPTS times.
  */
-#include "instance/elastic.h"
+#include "instance/resize.h"
 
 #include <signal.h>
 

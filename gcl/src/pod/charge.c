@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pod/layer.h"
+#include "pod/charge.h"
 
-#include "base/fault.h"
+#include "base/alloc.h"
 
 static const sim_layer_type_t types[] = {
     [GCL_LAYER_MATMUL] = SIM_LAYER_MATMUL,       [GCL_LAYER_CONV] = SIM_LAYER_CONV,

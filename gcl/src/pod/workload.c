@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pod/model.h"
+#include "pod/workload.h"
 
-#include "base/fault.h"
-#include "pod/layer.h"
+#include "base/alloc.h"
+#include "pod/charge.h"
 
 gcl_status_t gcl_sim_model_open(const char *model, int sequence_length, gcl_sim_model_t *out,
                                 char *err, size_t len)

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
-#include "network/backend.h"
+#include "transport/net/backends.h"
 #include "transport/transport.h"
 #include "transport/wire.h"
 

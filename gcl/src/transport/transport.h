@@ -21,7 +21,7 @@
 #include "base/err.h"
 #include "job/hostbox.h"
 #include "job/job.h"
-#include "network/backend.h"
+#include "transport/net/backends.h"
 #include "base/signature.h"
 
 typedef struct gcl_transport gcl_transport_t;

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "network/heap.h"
+#include "transport/net/heap.h"
 
 #define PIECE  (256 << 10)
 #define PIECES 3

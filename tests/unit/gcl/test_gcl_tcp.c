@@ -30,7 +30,7 @@
 #include "base/wait.h"
 #include "job/bootstrap.h"
 #include "job/job.h"
-#include "network/backend.h"
+#include "transport/net/backends.h"
 
 enum { MAX_N = 4 };
 

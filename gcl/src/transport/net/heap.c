@@ -1,5 +1,5 @@
 /* Freed memory kept for reuse; see heap.h. */
-#include "network/heap.h"
+#include "transport/net/heap.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -12,10 +12,11 @@
 #include <stdlib.h>
 
 #include "job/bootstrap.h"
+#include "base/alloc.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/wait.h"
-#include "network/backend.h"
+#include "transport/net/backends.h"
 
 enum { MAX_LOCAL_IPUS = 256 };
 

@@ -20,10 +20,11 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/fault.h"
 #include "base/log.h"
-#include "network/backend.h"
-#include "network/heap.h"
+#include "transport/net/backends.h"
+#include "transport/net/heap.h"
 #include "base/wait.h"
 
 /* How long a cancelled request may take to complete before it is left to libfabric. */

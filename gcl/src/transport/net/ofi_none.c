@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "network/backend.h"
+#include "transport/net/backends.h"
 
 gcl_status_t gcl_net_ofi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
                                 gcl_net_t **out, char *err, size_t len)

@@ -24,12 +24,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/wait.h"
-#include "network/backend.h"
-#include "network/heap.h"
-#include "network/tcp_mesh.h"
+#include "transport/net/backends.h"
+#include "transport/net/heap.h"
+#include "transport/net/tcp_mesh.h"
 
 /* Progress at most every PROGRESS_SMALL_S while only small transfers (at most SMALL_BYTES) are
  * in flight, every PROGRESS_LARGE_S while a large one is: each look at a socket is a system

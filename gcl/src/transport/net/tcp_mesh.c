@@ -1,5 +1,5 @@
 /* The tcp backend's connections; see tcp_mesh.h. IPv4 only. */
-#include "network/tcp_mesh.h"
+#include "transport/net/tcp_mesh.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/wait.h"
 
 enum { MESH_ADDRS = 8 };
