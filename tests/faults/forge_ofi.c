@@ -28,7 +28,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "base/signature.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
+#include "base/vocab/signature.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
 #include "transport/wire.h"
 
 enum { MAX_INFLIGHT = 64 };

@@ -1,6 +1,7 @@
 /*
- * The collectives of the public API: one path for all of them. Check the call, plan it, build
- * the schedule, start it on its engine.
+ * gcl_collective: the one path every collective call takes after its entry point
+ * (collectives.c, multi.c) has described it as a gcl_call_t. Check the call (types, operator,
+ * buffers, overlap), plan it, build the schedule, start it on its engine.
  *
  * The plan answers two questions apart (DESIGN.md, "Execution model"):
  *   - the pod algorithm: which algorithm GCL would run on the simulated pod, whose time the call
@@ -25,7 +26,7 @@
 #include "base/alloc.h"
 #include "base/fault.h"
 #include "base/log.h"
-#include "base/vocab.h"
+#include "base/vocab/vocab.h"
 #include "coll/reduce.h"
 #include "engine/engines.h"
 #include "engine/simtime.h"

@@ -1,9 +1,10 @@
 /*
- * Collective calls: what a call asks for, how it is planned (the pod algorithm and the data
- * path), and starting it.
+ * One collective call inside libgcl (call.c): gcl_call_t, what the entry points of
+ * collectives.c and multi.c say a call asks for; how it is planned (the pod algorithm and the
+ * data path); and gcl_collective, which checks, plans and starts it.
  */
-#ifndef GCL_COLLECTIVE_H
-#define GCL_COLLECTIVE_H
+#ifndef GCL_API_CALL_H
+#define GCL_API_CALL_H
 
 #include "api/comm.h"
 #include "engine/request.h"
@@ -20,4 +21,4 @@ gcl_status_t gcl_plan(struct gcl_comm *comm, const gcl_call_t *call, const coll_
 gcl_status_t gcl_collective(struct gcl_comm *comm, const gcl_call_t *call, int blocking,
                             struct gcl_request **out);
 
-#endif /* GCL_COLLECTIVE_H */
+#endif /* GCL_API_CALL_H */

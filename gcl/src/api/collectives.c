@@ -1,6 +1,9 @@
 /*
- * The public collective calls: thin wrappers that describe the call for gcl_collective, and
- * the waits on a started one. Declared in gcl/gcl.h.
+ * The collectives' entry points of gcl/gcl.h, one short function each and nothing more:
+ * gcl_all_reduce, gcl_reduce_scatter, gcl_all_gather, gcl_broadcast, gcl_all_to_all,
+ * gcl_barrier and their _start forms fill in a gcl_call_t (which collective, buffers, count,
+ * type, operator, root) and hand it to gcl_collective (call.c), which checks, plans and starts
+ * it; gcl_wait and gcl_test finish a started one. Declared in gcl/gcl.h.
  */
 #include "api/call.h"
 

@@ -34,7 +34,7 @@ typedef struct {
     const coll_algo_t *algo;
 } gcl_choice_memo_t;
 
-/* A call's plan: its data path and its simulated time (see collective.c). */
+/* A call's plan: its data path and its simulated time (see call.c). */
 typedef struct {
     const coll_algo_t *pod;  /* the algorithm whose time the call is charged */
     const coll_algo_t *real; /* the schedule its messages run; NULL for host-direct */
@@ -68,7 +68,7 @@ struct gcl_comm {
     uint64_t stamps;       /* plan memos made so far */
     gcl_plan_memo_t plan_memo[COLL_COLLECTIVE_COUNT];
     struct gcl_request blocking; /* the request of its blocking calls, one at a time */
-    /* A blocking broadcast whose reader returned before the call was set up (collective.c,
+    /* A blocking broadcast whose reader returned before the call was set up (call.c,
      * read_early), parked: what the IPU's next call sets up, and the entry it took. */
     struct {
         gcl_call_t call;

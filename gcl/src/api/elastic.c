@@ -1,6 +1,6 @@
 /*
  * The elastic calls of the API that need an IPU context or a run's state (gcl/elastic.h); the
- * resize itself is instance/elastic.c's. Declared in gcl/elastic.h.
+ * resize itself is instance/resize.c's. Declared in gcl/elastic.h.
  */
 #include "gcl/elastic.h"
 

@@ -1,4 +1,5 @@
-/* Preemption (gcl/preempt.h, preempt.c): what the rest of libgcl needs of it. */
+/* Preemption (gcl/preempt.h, preempt.c): what the rest of libgcl needs of it, beside the
+ * public calls (the same concept at two layers: gcl/README.md, "One name for each concept"). */
 #ifndef GCL_PREEMPT_INTERNAL_H
 #define GCL_PREEMPT_INTERNAL_H
 

@@ -1,8 +1,10 @@
 /*
- * An instance's life as the program sees it: gcl_init, gcl_run with its thread per simulated
- * IPU (each runs the program on its IPU context, then tells its peers how it ended: finished,
- * or failed and why, which aborts this instance's other IPUs), and gcl_finalize. The work of
- * starting and stopping the instance is instance/instance.c's. Declared in gcl/gcl.h.
+ * The program's side of an instance, in its IPU threads: gcl_run starts one thread per local
+ * simulated IPU, each running the program on its IPU context and then telling its peers how it
+ * ended (finished, or failed and why, which aborts this instance's other IPUs), and returns once
+ * every thread has ended and the host's instances have their verdicts. gcl_init and gcl_finalize
+ * are thin calls around instance/instance.c, which builds and tears down the process's state;
+ * nothing here touches the bootstrap, the host box or the transports. Declared in gcl/gcl.h.
  */
 #include <stdio.h>
 #include <stdlib.h>

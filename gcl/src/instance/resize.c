@@ -1,5 +1,5 @@
 /*
- * An elastic instance's resize. Declared in instance/elastic.h and gcl/elastic.h.
+ * An elastic instance's resize. Declared in instance/resize.h and gcl/elastic.h.
  *
  * A resize (gcl_elastic_resize) is, on every instance of the old membership that is left and on
  * every replacement: tear down what depends on the membership (gcl_instance_unbuild: the control

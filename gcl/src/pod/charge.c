@@ -2,7 +2,7 @@
  * Charging layers, weight updates, the host feed and transfers to a simulated IPU's clock: the
  * glue between a program's description of its work (gcl/sim.h's layers) and sim/'s per-layer
  * cost model. The pod's cost constants are its topology's (sim_topology_cost()). The public
- * calls, which take an IPU context, are simapi.c's.
+ * calls, which take an IPU context, are api/sim.c's.
  */
 #include <errno.h>
 #include <stdio.h>

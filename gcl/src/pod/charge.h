@@ -1,5 +1,5 @@
 /*
- * Charging a program's work to a simulated IPU's clock (layer.c): layers of gcl/sim.h turned
+ * Charging a program's work to a simulated IPU's clock (charge.c): layers of gcl/sim.h turned
  * into sim/'s, and their cost, a weight update's, the host feed's and a transfer's, each
  * advancing the IPU's statistics and adding one slice to its trace.
  */

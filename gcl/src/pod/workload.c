@@ -1,7 +1,7 @@
 /*
  * Models, plans and the cost model's constants, for programs that simulate a described model
  * (gcl/sim.h; sim-step is one): thin handles over sim/'s models and plans, planned with the
- * instance's pod. The calls that take an instance or an IPU context are simapi.c's, over the
+ * instance's pod. The calls that take an instance or an IPU context are api/sim.c's, over the
  * gcl_pod_* calls here.
  */
 #include <errno.h>

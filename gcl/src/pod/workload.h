@@ -1,6 +1,6 @@
 /*
- * Inside the public model and plan calls of gcl/sim.h (model.c): the handles wrap sim/'s model
- * and plan, and one charging path (layer.h) serves gcl_charge_layer, train and sim-step alike.
+ * Inside the public model and plan calls of gcl/sim.h (workload.c): the handles wrap sim/'s model
+ * and plan, and one charging path (charge.h) serves gcl_charge_layer, train and sim-step alike.
  */
 #ifndef GCL_POD_MODEL_H
 #define GCL_POD_MODEL_H

@@ -22,7 +22,7 @@
 #include "job/hostbox.h"
 #include "job/job.h"
 #include "transport/net/backends.h"
-#include "base/signature.h"
+#include "base/vocab/signature.h"
 
 typedef struct gcl_transport gcl_transport_t;
 

@@ -1,5 +1,5 @@
 /* Call signatures; see signature.h. */
-#include "base/signature.h"
+#include "base/vocab/signature.h"
 
 #include <stdio.h>
 

@@ -9,7 +9,7 @@
  * bidirectional_ring_pair, its two-ring counterpart on one ring of IPUs. GCL's reduce_scatter and
  * all_gather take the same methods: every ring method runs as our ring, broadcast as direct.
  */
-#include "base/vocab.h"
+#include "base/vocab/vocab.h"
 
 #include <ctype.h>
 #include <stdio.h>

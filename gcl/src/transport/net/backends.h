@@ -1,15 +1,14 @@
 /*
  * Network backends: tagged messages between instances, for the transports that cross hosts.
- * net.c runs the message protocol (a header, then pieces, reduced as they arrive) once, over
- * any backend:
- *   tcp  our own tagged messages over a TCP stream per pair of instances (backend_tcp.c,
- *        tcp_mesh.c)
- *   mpi  MPI_Isend / MPI_Irecv on a private communicator (backend_mpi.c)
- *   ofi  libfabric RDM tagged messages, tcp;ofi_rxm by default (backend_ofi.c; backend_ofi_none.c
- *        when libgcl is built without libfabric)
+ * They live in transport/net/, under the transport they serve: transport/net.c runs the message
+ * protocol (a header, then pieces, reduced as they arrive) once, over any backend of this folder:
+ *   tcp  our own tagged messages over a TCP stream per pair of instances (tcp.c, tcp_mesh.c)
+ *   mpi  MPI_Isend / MPI_Irecv on a private communicator (mpi.c)
+ *   ofi  libfabric RDM tagged messages, tcp;ofi_rxm by default (ofi.c; ofi_none.c when libgcl is
+ *        built without libfabric)
  */
-#ifndef GCL_BACKEND_H
-#define GCL_BACKEND_H
+#ifndef GCL_NET_BACKENDS_H
+#define GCL_NET_BACKENDS_H
 
 #include <pthread.h>
 #include <stddef.h>
@@ -78,4 +77,4 @@ gcl_status_t gcl_net_ofi_create(const gcl_params_t *p, const gcl_job_t *j, gcl_b
 gcl_status_t gcl_net_tcp_create(const gcl_params_t *p, const gcl_job_t *j, gcl_boot_t *boot,
                                 const uint8_t token[16], gcl_net_t **out, char *err, size_t len);
 
-#endif /* GCL_BACKEND_H */
+#endif /* GCL_NET_BACKENDS_H */

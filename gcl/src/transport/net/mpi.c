@@ -2,7 +2,7 @@
  * The MPI network backend: MPI_Isend / MPI_Irecv on the bootstrap's private communicator. MPI
  * tags are 30 bits here: 8 bits each of the destination's and the source's local IPU, 8 of the
  * call's sequence and 6 of the communicator key; a call's messages between a pair share a tag
- * and MPI's non-overtaking order keeps them in sequence. Declared in network/backend.h.
+ * and MPI's non-overtaking order keeps them in sequence. Declared in transport/net/backends.h.
  */
 #include <mpi.h>
 #include <pthread.h>

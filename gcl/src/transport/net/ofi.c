@@ -5,7 +5,7 @@
  * 10 bits of communicator key, 14 of sequence, 12 of message, 12 of piece and 8 each of the
  * source's and destination's local IPU, so no two messages in flight share one. Progress is
  * manual: whoever tests reads the completion queue and marks the finished requests.
- * Declared in network/backend.h.
+ * Declared in transport/net/backends.h.
  */
 #include <pthread.h>
 #include <sched.h>

@@ -1,7 +1,7 @@
 /*
  * The ofi transport when libgcl is built without libfabric (cmake -DGCL_WITH_OFI=OFF): it is
  * never available, so GCL_TRANSPORT=auto uses mpi between hosts and GCL_TRANSPORT=ofi fails
- * with this reason. Declared in network/backend.h.
+ * with this reason. Declared in transport/net/backends.h.
  */
 #include <stdio.h>
 

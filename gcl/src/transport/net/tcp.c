@@ -12,7 +12,7 @@
  * costs about 1 us that was 10 system calls a message against OpenMPI's 4, and a 1 MiB
  * all_reduce between 2 namespace hosts took 531-666 us against OpenMPI's 324-716
  * (docs/benchmarks.md). This path makes one sendmsg per batch of sends and one readv per batch
- * of arrivals. Declared in network/backend.h.
+ * of arrivals. Declared in transport/net/backends.h.
  */
 #include <errno.h>
 #include <pthread.h>
