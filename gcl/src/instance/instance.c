@@ -78,7 +78,7 @@ static int usable_cores(void)
 
 /* The IPU threads of this host that may run on this process's cores: its own, and those of
  * every other instance of the host whose affinity meets this one's. poprun binds each instance
- * of a host to cores of its own when they fit (placement.h): two instances on one core each of
+ * of a host to cores of its own when they fit (poprun/src/plan/binding.h): two instances on one core each of
  * two then share none, and each may spin on its own core; unbound, every instance shares every
  * core. An instance whose affinity cannot be read (another pid namespace) counts as sharing. */
 static int ipus_on_my_cores(const gcl_job_t *j)

@@ -12,7 +12,7 @@
  * (the program's arguments, split into words by the rules of words.h). The value is the rest of
  * the line with surrounding blanks removed, taken literally. '#' starts a comment line.
  */
-#include "cli/config.h"
+#include "cli/config_file.h"
 
 #include "cli/options_table.h"
 #include "common/words.h"

@@ -1,8 +1,8 @@
 /*
- * --export-config and --import-config: the options as a text file (config.c).
+ * --export-config and --import-config: the options as a text file (config_file.c).
  */
-#ifndef POPRUN_CONFIG_H
-#define POPRUN_CONFIG_H
+#ifndef POPRUN_CONFIG_FILE_H
+#define POPRUN_CONFIG_FILE_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -19,4 +19,4 @@ int options_export_config(const struct poprun_options *o, const char *path, char
  * "--" (plus "program" and "args"), '#' comments. Returns 0, or -1 with "FILE:LINE: reason". */
 int options_load_config(struct poprun_options *o, const char *path, char *err, size_t errlen);
 
-#endif /* POPRUN_CONFIG_H */
+#endif /* POPRUN_CONFIG_FILE_H */

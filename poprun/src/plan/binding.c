@@ -1,7 +1,7 @@
 /*
- * The launcher's choice of binding; the rules are in placement.h.
+ * The launcher's choice of binding; the rules are in binding.h.
  */
-#include "plan/placement.h"
+#include "plan/binding.h"
 
 #include <stdbool.h>
 #include <stdio.h>

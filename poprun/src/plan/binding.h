@@ -18,8 +18,8 @@
  *      each instance bound to its share of its host's cores (those it may use: a Slurm job's
  *      cpuset, a container's).
  */
-#ifndef POPRUN_PLACEMENT_H
-#define POPRUN_PLACEMENT_H
+#ifndef POPRUN_BINDING_H
+#define POPRUN_BINDING_H
 
 #include <stddef.h>
 
@@ -32,4 +32,4 @@
 const char *placement_choose(const struct poprun_options *o, const struct plan *p,
                              const char *netns_dir, char *note, size_t notelen);
 
-#endif /* POPRUN_PLACEMENT_H */
+#endif /* POPRUN_BINDING_H */
