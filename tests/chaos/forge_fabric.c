@@ -20,7 +20,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "base/signature.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
+#include "base/vocab/signature.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
 #include "transport/wire.h"
 
 enum { MAX_INFLIGHT = 64 };
@@ -32,7 +32,7 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* gcl/src/network/backend_ofi.c's tag_of, message 0, piece 0. */
+/* gcl/src/transport/net/ofi.c's tag_of, message 0, piece 0. */
 static uint64_t tag_of(uint32_t comm, uint32_t seq, int src, int dst)
 {
     return ((uint64_t)(comm & 0x3ffu) << 54) | ((uint64_t)(seq & 0x3fffu) << 40) |

@@ -3,7 +3,7 @@
  * running instance's libfabric endpoint listens (tcp;ofi_rxm, as libgcl's ofi transport opens
  * it) and sends it forged message headers: 88 bytes shaped like gcl_wire_header_t, with a
  * wrong token, under the exact tags of the headers of calls SEQ_FIRST .. SEQ_FIRST+SEQ_COUNT-1
- * of the job's first communicator (gcl/src/network/backend_ofi.c tag_of: communicator key,
+ * of the job's first communicator (gcl/src/transport/net/ofi.c tag_of: communicator key,
  * sequence, message 0, piece 0, local IPUs 0..1 to 0..1), in order. Calls the job has not reached
  * yet will post receives with those tags: a receive that did not check the sender would take the
  * forged header.
@@ -28,7 +28,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "base/signature.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
+#include "base/vocab/signature.h" /* gcl_hash_ints: the communicator key, as comm.c derives it */
 #include "transport/wire.h"
 
 enum { MAX_INFLIGHT = 64 };

@@ -18,7 +18,7 @@
  *
  * Without gcl_preempt_enable, SIGTERM and SIGINT keep their default action: the process ends at
  * once (libgcl removes the handlers that some libraries it links install, which called exit()
- * from the handler while IPU threads ran; see gcl/src/signals.c).
+ * from the handler while IPU threads ran; see gcl/src/instance/signals.c).
  */
 #ifndef GCL_PREEMPT_H
 #define GCL_PREEMPT_H

@@ -1,13 +1,11 @@
 /* Fault injection for tests (GCL_FAULT_INJECT); see fault.h. */
 #include "base/fault.h"
 
-#include <errno.h>
 #include <execinfo.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/log.h"
 
@@ -206,74 +204,4 @@ void gcl_fault_report(void)
              "GCL_FAULT_INJECT=%s: %lld allocations, %lld mappings, %lld posts since gcl_init; %s",
              text, gcl_fault_count(GCL_FAULT_ALLOC), gcl_fault_count(GCL_FAULT_MAP),
              gcl_fault_count(GCL_FAULT_POST), what);
-}
-
-void *gcl_malloc(size_t bytes)
-{
-    if (gcl_fault_hit(GCL_FAULT_ALLOC)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return malloc(bytes);
-}
-
-void *gcl_calloc(size_t n, size_t size)
-{
-    if (gcl_fault_hit(GCL_FAULT_ALLOC)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return calloc(n, size);
-}
-
-void *gcl_realloc(void *p, size_t bytes)
-{
-    if (gcl_fault_hit(GCL_FAULT_ALLOC)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return realloc(p, bytes);
-}
-
-char *gcl_strdup(const char *s)
-{
-    if (gcl_fault_hit(GCL_FAULT_ALLOC)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return strdup(s);
-}
-
-int gcl_posix_memalign(void **out, size_t align, size_t bytes)
-{
-    if (gcl_fault_hit(GCL_FAULT_ALLOC))
-        return ENOMEM;
-    return posix_memalign(out, align, bytes);
-}
-
-void *gcl_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-    if (gcl_fault_hit(GCL_FAULT_MAP)) {
-        errno = ENOMEM;
-        return MAP_FAILED;
-    }
-    return mmap(addr, len, prot, flags, fd, off);
-}
-
-int gcl_shm_open(const char *name, int oflag, mode_t mode)
-{
-    if (gcl_fault_hit(GCL_FAULT_MAP)) {
-        errno = ENOMEM;
-        return -1;
-    }
-    return shm_open(name, oflag, mode);
-}
-
-int gcl_memfd_create(const char *name, unsigned flags)
-{
-    if (gcl_fault_hit(GCL_FAULT_MAP)) {
-        errno = ENOMEM;
-        return -1;
-    }
-    return memfd_create(name, flags);
 }

@@ -5,13 +5,13 @@
  *
  *   GCL_FAULT_INJECT=KIND:N[@I][,KIND:N[@I]...]     e.g. alloc:37, post:3@1, alloc:5,map:2
  *
- *   alloc  every gcl_malloc, gcl_calloc, gcl_realloc, gcl_strdup and gcl_posix_memalign: every
- *          heap allocation libgcl's own code makes (not those of collectives/, sim/, choice/,
- *          MPI or libfabric). The failing one returns NULL (posix_memalign: ENOMEM), errno
- *          ENOMEM, as malloc does when the host is out of memory.
- *   map    every gcl_mmap, gcl_shm_open and gcl_memfd_create: the host box, the shareable IPU
- *          memory of gcl_ipu_malloc, peers' IPU memory mapped for host-direct calls, phantom
- *          mode's address space. The failing one returns MAP_FAILED or -1, errno ENOMEM.
+ *   alloc  every gcl_malloc, gcl_calloc, gcl_realloc, gcl_strdup and gcl_posix_memalign
+ *          (base/alloc.h): every heap allocation libgcl's own code makes (not those of
+ *          collectives/, sim/, choice/, MPI or libfabric). The failing one returns NULL
+ *          (posix_memalign: ENOMEM), errno ENOMEM, as malloc does when the host is out of memory.
+ *   map    every gcl_mmap, gcl_shm_open and gcl_memfd_create (base/alloc.h): the host box, the
+ *          shareable IPU memory of gcl_ipu_malloc, peers' IPU memory mapped for host-direct
+ *          calls, phantom mode's address space. The failing one returns MAP_FAILED or -1, errno ENOMEM.
  *   post   every message piece handed to a transport: a piece posted in a shared-memory slot
  *          (shm), an isend or irecv of the mpi or ofi backend. The failing one fails as the
  *          transport's own failure would (the call returns GCL_ERR_TRANSPORT).
@@ -39,7 +39,6 @@
 #define GCL_FAULT_H
 
 #include <stddef.h>
-#include <sys/types.h>
 
 typedef enum {
     GCL_FAULT_ALLOC,
@@ -77,18 +76,5 @@ int gcl_fault_post(char *err, size_t len, const char *name, int send, int peer);
 long long gcl_fault_count(gcl_fault_kind_t kind);
 /* The end of gcl_finalize: the counts, at warn level, when injection applies to this process. */
 void gcl_fault_report(void);
-
-/* libgcl's allocations: malloc, calloc, realloc, strdup and posix_memalign that fail when
- * GCL_FAULT_INJECT says so. */
-void *gcl_malloc(size_t bytes);
-void *gcl_calloc(size_t n, size_t size);
-void *gcl_realloc(void *p, size_t bytes);
-char *gcl_strdup(const char *s);
-int gcl_posix_memalign(void **out, size_t align, size_t bytes);
-
-/* libgcl's mappings: mmap, shm_open and memfd_create, likewise. */
-void *gcl_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
-int gcl_shm_open(const char *name, int oflag, mode_t mode);
-int gcl_memfd_create(const char *name, unsigned flags);
 
 #endif /* GCL_FAULT_H */

@@ -10,7 +10,7 @@
 #include "coll/algo.h"
 #include "base/fault.h"
 #include "base/log.h"
-#include "base/vocab.h"
+#include "base/vocab/vocab.h"
 
 typedef enum {
     P_DOUBLE,

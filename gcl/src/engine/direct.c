@@ -39,7 +39,7 @@
 #include "engine/engines.h"
 #include "engine/direct_move.h"
 #include "engine/simtime.h"
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 
 enum { PUBLISH, WAIT_PUBLISHED, WORK, WAIT_REDUCED, GATHER, WAIT_DONE };

@@ -50,6 +50,7 @@
 #include <cpuid.h>
 #endif
 
+#include "base/alloc.h"
 #include "base/fault.h"
 #include "coll/canon.h"
 #include "coll/reduce.h"

@@ -36,7 +36,7 @@ gcl_status_t gcl_eager_setup(gcl_exec_t *x);
 void gcl_eager_expect(const gcl_peers_t *peers, int root, size_t bytes);
 
 /*
- * A blocking broadcast's caller's part, before its call is set up (collective.c, early): the
+ * A blocking broadcast's caller's part, before its call is set up (api/call.c, early): the
  * root claims a cell and publishes its data; a reader that finds the root's cell there at
  * entry copies it out. The call is then parked, and set up at the IPU's next call as if its
  * engine had done that part (gcl_eager_resume).

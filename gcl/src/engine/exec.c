@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 
 /* The message counts of X: its own, or its group's (zeroed) when it borrows them. */
 static int counts(gcl_exec_t *x, gcl_peers_t *peers, int borrow)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 #include "engine/simtime.h"
 

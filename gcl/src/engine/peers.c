@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 
 gcl_status_t gcl_peers_init(gcl_peers_t *p, gcl_ipu_t *ipu, int size, gcl_err_t *record)
 {

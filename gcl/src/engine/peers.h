@@ -13,7 +13,7 @@
 
 #include "base/err.h"
 #include "base/param.h"
-#include "base/signature.h"
+#include "base/vocab/signature.h"
 #include "coll/algo.h"
 #include "coll/group.h"
 #include "job/ctrl.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 #include "engine/liveness.h"
 #include "engine/simtime.h"

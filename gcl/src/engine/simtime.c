@@ -24,7 +24,7 @@
 
 #include "engine/simtime.h"
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 #include "pod/cache.h"
 

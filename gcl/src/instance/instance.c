@@ -1,7 +1,10 @@
 /*
- * Starting and stopping an instance, gcl_init's and gcl_finalize's work (run.c): reading the
- * configuration, the bootstrap, learning where every instance runs, and setting up the host box,
- * the transports and the control plane.
+ * The process's libgcl state, struct gcl_instance, built and torn down below the API, with no
+ * thread of its own: read the configuration and the GCL_* variables, start the bootstrap, learn
+ * where every instance runs, map the host box, set up the transports and the control plane; and
+ * undo it all in reverse. gcl_init and gcl_finalize (api/run.c) open and close it; an elastic
+ * resize (resize.c) unbuilds and builds it again for each membership. The IPU threads and what
+ * a program sees of them are api/run.c's.
  */
 #include <errno.h>
 #include <sched.h>
@@ -16,6 +19,7 @@
 
 #include "instance/instance.h"
 
+#include "base/alloc.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "instance/config.h"
@@ -74,7 +78,7 @@ static int usable_cores(void)
 
 /* The IPU threads of this host that may run on this process's cores: its own, and those of
  * every other instance of the host whose affinity meets this one's. poprun binds each instance
- * of a host to cores of its own when they fit (placement.h): two instances on one core each of
+ * of a host to cores of its own when they fit (poprun/src/plan/binding.h): two instances on one core each of
  * two then share none, and each may spin on its own core; unbound, every instance shares every
  * core. An instance whose affinity cannot be read (another pid namespace) counts as sharing. */
 static int ipus_on_my_cores(const gcl_job_t *j)
@@ -298,7 +302,7 @@ static gcl_status_t start(struct gcl_instance *inst, const gcl_config_t *config)
     gcl_log_set_instance(inst->job.instance_index);
     gcl_sim_setup_t w = {&inst->params, &inst->pd, &inst->job, inst->phantom};
     GCL_CHECK(gcl_sim_init(&inst->sim, &w, &inst->err));
-    /* poprun --elastic: the bootstrap is poprun's store, and the membership its (elastic.c). */
+    /* poprun --elastic: the bootstrap is poprun's store, and the membership its (resize.c). */
     if (gcl_elastic_wanted(&inst->pd)) {
         gcl_membership_setup_t m = {&inst->params,  &inst->pd,   &inst->job,
                                     &inst->host.hb, &inst->boot, &inst->err};

@@ -23,7 +23,7 @@
 
 /* The current gcl_run. */
 typedef struct {
-    struct gcl_ctx *ctxs;     /* [num_local_ipus], run.c's */
+    struct gcl_ctx *ctxs;     /* [num_local_ipus], api/run.c's */
     uint32_t gen;             /* gcl_run calls so far */
     atomic_int abort;         /* a local IPU failed in this gcl_run */
     atomic_int first_failure; /* local index of the IPU that failed first, or -1 */
@@ -41,7 +41,7 @@ struct gcl_instance {
     gcl_sim_t sim;
     gcl_runstate_t run;
     int phantom;                 /* buffers carry sizes, no data (GCL_SIM_PHANTOM, offline mode) */
-    struct gcl_preempt *preempt; /* where gcl_preempt_agree's IPU threads meet (preempt.c) */
+    struct gcl_preempt *preempt; /* where gcl_preempt_agree's IPU threads meet (api/preempt.c) */
     struct gcl_elastic *elastic; /* poprun --elastic: the membership (membership.h), else NULL */
     gcl_err_t err;
 };
@@ -54,7 +54,7 @@ gcl_status_t gcl_instance_open(const gcl_config_t *config, struct gcl_instance *
 /* The part of start-up that depends on the job's membership, once the bootstrap is up: where
  * every instance runs, the host box, the transports and the control plane. Collective over the
  * instances. gcl_instance_unbuild undoes it (and destroys the bootstrap), without waiting for
- * anyone: an elastic job's resize does both in turn (elastic.c). */
+ * anyone: an elastic job's resize does both in turn (resize.c). */
 gcl_status_t gcl_instance_build(struct gcl_instance *inst);
 void gcl_instance_unbuild(struct gcl_instance *inst);
 /* An elastic job's membership EPOCH numbers the gcl_run calls from here on alike on every

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 #include "gcl/elastic_store.h"
 

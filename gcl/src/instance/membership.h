@@ -1,7 +1,7 @@
 /*
  * An elastic instance's membership (poprun --elastic): its connection to poprun's store, the
  * membership the store announced, and applying it to the instance's layout. gcl_init opens it
- * instead of starting MPI; a resize (instance/elastic.c) asks it for the next membership.
+ * instead of starting MPI; a resize (instance/resize.c) asks it for the next membership.
  */
 #ifndef GCL_INSTANCE_MEMBERSHIP_H
 #define GCL_INSTANCE_MEMBERSHIP_H

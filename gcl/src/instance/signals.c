@@ -14,7 +14,7 @@
  * A library's constructors run after those of the libraries it depends on, so libgcl's runs
  * after theirs and gives every such signal back its default action, when (and only when) the
  * installed handler lives in one of those libraries: a handler of the program's own, or of a
- * sanitizer, is left alone. gcl_preempt_enable (preempt.c) installs libgcl's own SIGTERM and
+ * sanitizer, is left alone. gcl_preempt_enable (api/preempt.c) installs libgcl's own SIGTERM and
  * SIGINT handlers on top.
  */
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 /* libgcl and signals: the dispositions its dependencies install and libgcl undoes (signals.c).
- * The preemption flag and agreement of gcl/preempt.h are preempt.c's. */
+ * The preemption flag and agreement of gcl/preempt.h are api/preempt.c's. */
 #ifndef GCL_SIGNALS_H
 #define GCL_SIGNALS_H
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/wait.h"
 
 typedef struct {

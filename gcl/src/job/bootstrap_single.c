@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 
 static gcl_status_t single_allgather(gcl_boot_t *b, const void *mine, void *all, size_t bytes)
 {

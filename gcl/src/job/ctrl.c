@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "job/diag.h"
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 
 #define CTRL_MAGIC 0x4c52544cu /* "LTRL" */

@@ -13,7 +13,7 @@
 #include "base/err.h"
 #include "job/hostbox.h"
 #include "job/job.h"
-#include "base/signature.h"
+#include "base/vocab/signature.h"
 
 /* One IPU's view of one call: who it is, the group's IPUs, and the call's key and signature. */
 typedef struct {

@@ -12,7 +12,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 
 #define GCL_HOSTBOX_MAGIC 0x31584f424c434721ull /* "!GCLBOX1" */
 

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "gcl/status.h"
-#include "base/signature.h"
+#include "base/vocab/signature.h"
 #include "base/wait.h"
 #include "job/shmem.h"
 

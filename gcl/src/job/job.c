@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 
 void gcl_job_identity(gcl_peer_info_t *me)
 {

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 
 typedef struct {
     char *base;

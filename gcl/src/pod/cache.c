@@ -9,7 +9,7 @@
 
 #include "choice/choose.h"
 #include "choice/replay.h"
-#include "base/fault.h"
+#include "base/alloc.h"
 
 enum { SHAPES_MAX = 16, CHOICES_MAX = 512, OUTCOMES_MAX = 8 };
 enum { EMPTY, BUILDING, READY };

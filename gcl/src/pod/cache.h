@@ -4,7 +4,7 @@
  * function of its key, so a cache only saves work: which thread computes an entry, and when,
  * never changes a result. The lock is held to look up and insert, never while a shape is built,
  * a choice evaluated or a timeline replayed; a communicator's last choice is kept on the
- * communicator (comm.h) so that a call of the same shape takes no lock at all.
+ * communicator (api/comm.h) so that a call of the same shape takes no lock at all.
  */
 #ifndef GCL_SIMCACHE_H
 #define GCL_SIMCACHE_H

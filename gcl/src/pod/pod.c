@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 #include "job/shmem.h"
 #include "pod/cache.h"

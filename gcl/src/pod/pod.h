@@ -30,7 +30,7 @@ typedef struct {
     sim_trace_t *trace; /* NULL unless GCL_SIM_TRACE is set */
     gcl_sim_alloc_t *allocs;
     int nallocs, cap;
-    sim_feed_t *feed; /* the host data feed of this IPU, from its first gcl_sim_feed (layer.c) */
+    sim_feed_t *feed; /* the host data feed of this IPU, from its first gcl_sim_feed (charge.c) */
 } gcl_sim_ipu_t;
 
 typedef struct {

@@ -1,6 +1,6 @@
 /*
  * The transports between hosts: tcp, ofi and mpi, one protocol over any network backend
- * (backend.h). Declared in transport/transport.h (gcl_transport_tcp, _ofi, _mpi).
+ * (net/backends.h). Declared in transport/transport.h (gcl_transport_tcp, _ofi, _mpi).
  * A message is a header (its keys, signature, size and simulated times), then pieces of at most
  * the backend's chunk size. The receiver checks the header, then copies pieces straight into
  * place, or receives them into scratch pieces (kept between transfers) and reduces one while
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
-#include "network/backend.h"
+#include "transport/net/backends.h"
 #include "transport/transport.h"
 #include "transport/wire.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 
 /* All or none: an instance that cannot talk tcp or ofi means nobody does. */

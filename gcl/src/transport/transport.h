@@ -21,8 +21,8 @@
 #include "base/err.h"
 #include "job/hostbox.h"
 #include "job/job.h"
-#include "network/backend.h"
-#include "base/signature.h"
+#include "transport/net/backends.h"
+#include "base/vocab/signature.h"
 
 typedef struct gcl_transport gcl_transport_t;
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/signature.h"
+#include "base/vocab/signature.h"
 
 typedef struct {
     uint64_t key0, key1;         /* the call and the message (see hostbox.h) */

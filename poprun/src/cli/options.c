@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/config.h"
+#include "cli/config_file.h"
 #include "cli/options_table.h"
 #include "common/words.h"
 

@@ -1,6 +1,6 @@
 /*
  * poprun's option table (options_table.c), read by the command-line parser and the help text
- * (options.c) and by the configuration files (config.c). Adding an option is one entry in the table
+ * (options.c) and by the configuration files (config_file.c). Adding an option is one entry in the table
  * (and a field in struct poprun_options): parsing, checking, --help, the README table and config
  * files follow.
  */

@@ -1,6 +1,6 @@
 /*
  * What poprun was asked to do: every option's value, as the option table (options_table.h)
- * fills it from the command line (options.c) or a configuration file (config.c).
+ * fills it from the command line (options.c) or a configuration file (config_file.c).
  */
 #ifndef POPRUN_SETTINGS_H
 #define POPRUN_SETTINGS_H

@@ -18,14 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/config.h"
+#include "cli/config_file.h"
 #include "launcher/elastic/elastic_job.h"
 #include "plan/hostlist.h"
 #include "launcher/janitor.h"
 #include "common/jobdir.h"
 #include "launcher/launch.h"
 #include "launcher/mpirun_cmd.h"
-#include "plan/placement.h"
+#include "plan/binding.h"
 #include "plan/plan.h"
 #include "plan/print.h"
 #include "launcher/restart.h"
@@ -102,7 +102,7 @@ static void make_token(char *buf, size_t len)
 struct job {
     struct strvec hosts;
     struct slurm_alloc slurm; /* the allocation poprun runs in, if any (job_id NULL if none) */
-    const char *placement;    /* the wrappers' binding (placement.h) */
+    const char *placement;    /* the wrappers' binding (binding.h) */
     char placement_note[512]; /* why there is none, to say once, or "" */
     struct plan_topology topo;
     char *instance_topology;

@@ -16,7 +16,7 @@
  *                 -- PROGRAM ARGS...
  *
  * --oversubscribe: each instance runs many IPU threads and tests run more ranks than cores.
- * --bind-to none: an instance is not one thread; the wrapper binds it (placement.h), to its share
+ * --bind-to none: an instance is not one thread; the wrapper binds it (binding.h), to its share
  * of its host's cores by default where they are the job's own. Words of --mpi-global-args come
  * later, and mpirun takes the last --bind-to.
  * --map-by slot with I/H slots per host puts instances on hosts in contiguous blocks, as planned.
@@ -44,7 +44,7 @@ struct mpirun_cmd {
     const char *cache_path; /* --executable-cache-path made absolute, or NULL */
     const char *job_id;     /* the job's id (jobdir.h), passed on as POPRUN_JOB_ID */
     const char *job_dir;    /* the job's directory (jobdir.h): mpirun's session directory's base */
-    const char *placement;  /* the wrappers' binding (placement.h): spreadcores, spreadnuma, NULL */
+    const char *placement;  /* the wrappers' binding (binding.h): spreadcores, spreadnuma, NULL */
     bool slurm;             /* inside a Slurm allocation (slurm.h): orted through orted_agent.h */
 };
 

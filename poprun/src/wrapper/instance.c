@@ -576,7 +576,7 @@ int instance_main(const struct poprun_options *o)
         plan_free(&p);
         return POPRUN_EXIT_USAGE;
     }
-    /* The launcher passes the policy it chose (placement.h), or none. */
+    /* The launcher passes the policy it chose (binding.h), or none. */
     const char *place = o->process_placement;
     if (place && strcmp(place, "disabled") != 0) {
         char desc[256];

@@ -1,6 +1,6 @@
 /*
  * --process-placement spreadnuma (and --numa-aware) and spreadcores: binding an instance to its
- * share of the NUMA nodes or of the cores of its host, with hwloc. placement.h says when.
+ * share of the NUMA nodes or of the cores of its host, with hwloc. binding.h says when.
  */
 #ifndef POPRUN_NUMA_H
 #define POPRUN_NUMA_H

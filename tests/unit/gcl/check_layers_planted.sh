@@ -100,6 +100,32 @@ fresh # collectives/ reaching up into libgcl
 sed -i '0,/#include/s//#include "engine\/exec.h"\n#include/' "$work/tree/collectives/src/group.c"
 expect "collectives/ including libgcl" 'collectives/src/group.c: includes engine/exec.h from gcl/'
 
+fresh # a network backend reaching up to the transport it serves (a room inside a room)
+sed -i '0,/#include "job\/job.h"/s//#include "job\/job.h"\n#include "transport\/wire.h"/' \
+  "$work/tree/gcl/src/transport/net/tcp_mesh.h"
+expect "an upward arrow from transport/net/" 'upward arrow in gcl/src from transport/net to transport: gcl/src/transport/net/tcp_mesh.h includes transport/wire.h'
+
+fresh # the vocabulary below base/ reaching up to it
+sed -i '0,/#include "coll\/types.h"/s//#include "coll\/types.h"\n#include "base\/log.h"/' \
+  "$work/tree/gcl/src/base/vocab/vocab.h"
+expect "an upward arrow from base/vocab/" 'upward arrow in gcl/src from base/vocab to base: gcl/src/base/vocab/vocab.h includes base/log.h'
+
+fresh # a loose file at the top of gcl/src, outside the API's room
+printf '/* Declared in gcl/gcl.h */\n#include "base/err.h"\n' >"$work/tree/gcl/src/loose.c"
+expect "a file at the top of gcl/src" 'gcl/src/loose: the top of gcl/src is not a room'
+
+fresh # one name for two concepts: a header of libgcl's pod named as sim's and train's models are
+printf '/* A planted header. */\n' >"$work/tree/gcl/src/pod/model.h"
+expect "a basename shared across rooms" 'examples/train/model/model.h, gcl/src/pod/model.h, sim/include/sim/model/model.h share the name model.h'
+
+fresh # a third file joining a listed pair of one concept at two layers
+printf '/* A planted header. */\n' >"$work/tree/gcl/src/engine/preempt.h"
+expect "a basename beyond its listed pair" 'gcl/src/engine/preempt.h.* share the name preempt.h'
+
+fresh # a moved file whose listing stayed behind
+rm "$work/tree/gcl/src/job/popdist.h"
+expect "a stale listing of one concept" 'SAME_CONCEPT lists gcl/src/job/popdist.h, which is not in the tree'
+
 if [ "$fails" -ne 0 ]; then
   echo "check_layers_planted: $fails of the checks above failed"
   exit 1

@@ -21,7 +21,7 @@
 #include "base/log.h"
 #include "base/param.h"
 #include "job/popdist.h"
-#include "base/vocab.h"
+#include "base/vocab/vocab.h"
 
 static const char *const popdist_vars[] = {
     "POPDIST_NUM_INSTANCES",

@@ -23,7 +23,7 @@
 #include "base/err.h"
 #include "job/hostbox.h"
 #include "job/job.h"
-#include "base/signature.h"
+#include "base/vocab/signature.h"
 #include "transport/transport.h"
 #include "base/wait.h"
 

@@ -261,7 +261,7 @@ static void test_eager_broadcast_returns_early(void **state)
 
 /* A broadcast's readers by both paths, the same simulated time: in order, each reader enters
  * once the root has returned, finds the root's cell at entry, copies it and returns before its
- * call is set up (collective.c, early); in reverse, every reader waits in the call before the
+ * call is set up (gcl/src/api/call.c, early); in reverse, every reader waits in the call before the
  * root enters (the engine finds the root's cell). 20 broadcasts a run, uneven compute between
  * them; every replica's final clock must agree to the bit, and every value arrive. */
 enum { ORDERED = 20 };

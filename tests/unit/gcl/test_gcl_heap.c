@@ -1,5 +1,5 @@
 /*
- * Unit tests of the freed-memory policy (gcl/src/network/heap.c): a thread that allocates and
+ * Unit tests of the freed-memory policy (gcl/src/transport/net/heap.c): a thread that allocates and
  * frees a few 256 KiB buffers a round, as libfabric does for pieces that come before their receive,
  * faults every page back in each round under glibc's own thresholds, and none once
  * gcl_heap_keep has run; a threshold of the user's own, or 0, leaves glibc alone. Each case runs
@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "network/heap.h"
+#include "transport/net/heap.h"
 
 #define PIECE  (256 << 10)
 #define PIECES 3

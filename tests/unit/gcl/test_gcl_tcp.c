@@ -1,5 +1,5 @@
 /*
- * Unit tests of the tcp network backend (gcl/src/network/backend_tcp.c, tcp_mesh.c): real
+ * Unit tests of the tcp network backend (gcl/src/transport/net/tcp.c, tcp_mesh.c): real
  * sockets over loopback, each instance a thread of this process with a bootstrap of its own
  * (an allgather over a barrier). Matching by tag in any order, messages that come before their
  * receive, zero-length and 24 MiB messages both ways at once, a send cancelled half-written
@@ -30,7 +30,7 @@
 #include "base/wait.h"
 #include "job/bootstrap.h"
 #include "job/job.h"
-#include "network/backend.h"
+#include "transport/net/backends.h"
 
 enum { MAX_N = 4 };
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/config.h"
+#include "cli/config_file.h"
 #include "plan/hostlist.h"
 #include "cli/options.h"
 #include "common/words.h"

@@ -271,7 +271,7 @@ static void test_mpirun_argv(void **state)
     o.offline_mode = false;
     o.only_output_from_instance = -1;
     o.verbose = 0;
-    cmd.placement = "spreadnuma"; /* the launcher's choice (placement.h) reaches the wrappers */
+    cmd.placement = "spreadnuma"; /* the launcher's choice (binding.h) reaches the wrappers */
     cmd.as_root = false;
     assert_int_equal(mpirun_cmd_build(&cmd, &argv, err, sizeof(err)), 0);
     line = words_join_quoted(&argv);

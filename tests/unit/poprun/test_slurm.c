@@ -1,6 +1,6 @@
 /*
  * Unit tests of poprun inside a Slurm allocation (slurm.c: the variables, where instances go,
- * what is refused) and of the launcher's choice of binding (placement.c).
+ * what is refused) and of the launcher's choice of binding (binding.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 
 #include "plan/hostlist.h"
 #include "cli/options.h"
-#include "plan/placement.h"
+#include "plan/binding.h"
 #include "plan/plan.h"
 #include "plan/slurm.h"
 

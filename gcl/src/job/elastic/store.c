@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/fault.h"
+#include "base/alloc.h"
 #include "base/log.h"
 #include "base/wait.h"
 #include "gcl/elastic_store.h"
