@@ -21,6 +21,14 @@
 #               again; two such runs identical
 #   hosts       the shrink across 4 namespace hosts (root; else skip, 77): bitwise the same as on
 #               one host
+#   outlive     --max-restarts 4: instances 1 and 2 killed in turn and replaced, then 0 and 3:
+#               the job's mpirun, whose instances are all gone, ends, and the job goes on in the
+#               replacements (their own mpiruns), takes those of 0 and 3 in, and ends 0
+#   partition   4 namespace hosts (root; else skip, 77), --max-restarts 2: host h4's link down 7 s,
+#               twice: each time the others leave instance 3 out and go on, and once the link is
+#               back a replacement of it joins ($TRAIN_ELASTIC_JOIN_AT) and the job is whole
+#               again; the second time the instance partitioned is itself a replacement. The job
+#               ends 0 on 8 replicas, and nothing of it is left on the hosts
 # and in the full tier:
 #   accuracy    the main job (train's defaults, 30 epochs, 16 replicas over 4 instances) with
 #               instance 1 killed at step 1000: within 0.3 points of the undisturbed run's test
@@ -182,6 +190,115 @@ case_hosts() {
   expect hosts "^poprun: elastic: instance 1 \(host h2, pid [0-9]+\) lost: "
   expect hosts "^poprun: elastic: epoch 1: 3 instances, 6 replicas; lost instance 1$"
   same one hosts
+}
+
+# wait_line FILE REGEX SECONDS [N]: whether N lines (default 1) of FILE match REGEX within
+# SECONDS.
+wait_line() {
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do
+    [ "$(grep -Ec -- "$2" "$1")" -lt "${4:-1}" ] || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# The oldest train process of instance $2 of the job marked $1 (ELASTIC_TEST_MARK).
+oldest_train() {
+  local p env
+  for p in $(pgrep -x train | sort -n); do
+    env=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null) || continue
+    if grep -qx "ELASTIC_TEST_MARK=$1" <<<"$env" >/dev/null &&
+      grep -qx "POPDIST_INSTANCE_INDEX=$2" <<<"$env" >/dev/null; then
+      echo "$p"
+      return
+    fi
+  done
+}
+
+# stop_job PID OUT WHY: ends the job in the background and fails, with its output.
+stop_job() {
+  kill -TERM "$1" 2>/dev/null
+  wait "$1"
+  cat "$2" >&2
+  fail "$3"
+}
+
+case_outlive() {
+  local mark=elastic-outlive-$$ out=$work/outlive.out pid slot
+  TRAIN_ELASTIC_JOIN_AT=8,120,240,360 ELASTIC_TEST_MARK=$mark "$poprun" \
+    -x TRAIN_ELASTIC_JOIN_AT -x ELASTIC_TEST_MARK --elastic --min-replicas 4 --max-restarts 4 \
+    "${job[@]}" "$train" "${small[@]}" --epochs 60 --fault kill-after-step:4@1 >"$out" 2>&1 &
+  pid=$!
+  wait_line "$out" "^poprun: elastic: epoch 2: 4 instances, 8 replicas; joined 1$" 60 ||
+    stop_job "$pid" "$out" "instance 1's replacement did not join"
+  kill_first "$pid" "$out" "$mark" 2
+  wait_line "$out" "^poprun: elastic: epoch 4: 4 instances, 8 replicas; joined 2$" 60 ||
+    stop_job "$pid" "$out" "instance 2's replacement did not join"
+  kill_first "$pid" "$out" "$mark" 0 3 # the last two of the job's mpirun
+  wait "$pid"
+  local rc=$?
+  [ "$rc" -eq 0 ] || { cat "$out" >&2; fail "exit status $rc"; }
+  for slot in 0 3; do
+    expect outlive "^poprun: elastic: instance $slot \(host [^,]*, pid [0-9]+\) lost: "
+    expect outlive "^poprun: elastic: epoch [0-9]+: [34] instances, [68] replicas; joined ([03], )?$slot"
+  done
+  expect outlive "^\[instance 0\] train: test accuracy "
+}
+
+# kill_first PID OUT MARK SLOT...: kills the first process of each SLOT (the job's mpirun's).
+kill_first() {
+  local pid=$1 out=$2 mark=$3 slot victim
+  shift 3
+  for slot in "$@"; do
+    victim=$(oldest_train "$mark" "$slot")
+    [ -n "$victim" ] || stop_job "$pid" "$out" "no train process of instance $slot"
+    kill -KILL "$victim"
+  done
+}
+
+case_partition() {
+  [ -n "$cluster" ] || fail "partition needs NETNS_CLUSTER"
+  "$cluster" 4 -- "$0" partition_inside "$poprun" "$train" "$cmp"
+  local rc=$?
+  [ "$rc" -ne 77 ] || exit 77
+  [ "$rc" -eq 0 ] || fail "inside the cluster: exit status $rc"
+}
+
+# Inside the cluster: the job, and h4's link down twice (as scripts/chaos --elastic does).
+case_partition_inside() {
+  local ns=$NETNS_CLUSTER_ID-h4 out=$work/part.out pid k
+  TRAIN_ELASTIC_JOIN_AT=60,200 "$poprun" -H h1,h2,h3,h4 -x TRAIN_ELASTIC_JOIN_AT --elastic \
+    --min-replicas 2 --max-restarts 2 "${job[@]}" "$train" "${small[@]}" --epochs 40 \
+    >"$out" 2>&1 &
+  pid=$!
+  stop() { stop_job "$pid" "$out" "$1"; }
+  wait_line "$out" "^\[instance 0\] epoch 1/40 step " 60 || stop "the job did not start"
+  for k in 1 2; do
+    ip -n "$ns" link set eth0 down
+    wait_line "$out" "^poprun: elastic: epoch $((2 * k - 1)): 3 instances, 6 replicas; lost instance 3$" 20 ||
+      { ip -n "$ns" link set eth0 up; stop "partition $k: instance 3 was not left out"; }
+    sleep 3 # 7 s in all: the store's beat (4 s) and mpirun's keepalive (about 5 s) run out
+    ip -n "$ns" link set eth0 up
+    wait_line "$out" "^poprun: elastic: epoch $((2 * k)): 4 instances, 8 replicas; joined 3$" 60 ||
+      stop "partition $k: no replacement joined within 60 s of the link's return"
+    # The first step with it (the shrink's was the first): it runs, and is partitioned next.
+    wait_line "$out" "^\[instance 0\] train: first step of this run " 20 $((2 * k)) ||
+      stop "partition $k: no step after the replacement joined"
+  done
+  wait "$pid"
+  local rc=$?
+  [ "$rc" -eq 0 ] || { cat "$out" >&2; fail "exit status $rc"; }
+  expect part "^poprun: elastic: starting a replacement for instance 3 on host h4 \(2 of 2\)$"
+  expect part "^\[instance 0\] train: elastic: steps 201-320 on 8 replicas: simulated"
+  local left i
+  for ((i = 0; i < 100; i++)); do # every wrapper, daemon and program of the job ends
+    left=$(for k in 1 2 3 4; do ip netns pids "$NETNS_CLUSTER_ID-h$k"; done | paste -sd,)
+    [ -n "$left" ] || break
+    sleep 0.1
+  done
+  [ -z "$left" ] || { ps -o pid,args -p "$left" >&2; fail "processes left on the hosts"; }
+  grep -E "^poprun: elastic" "$out"
 }
 
 "case_$case_name"

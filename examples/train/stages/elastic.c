@@ -36,7 +36,8 @@ struct train_elastic {
     int replica_offset, nlocal;
     saved_t *saved; /* [nlocal] */
     int leaving;    /* a run returned at a step boundary to take a replacement in */
-    long join_at;   /* $TRAIN_ELASTIC_JOIN_AT, or -1 */
+    long join_at[8]; /* $TRAIN_ELASTIC_JOIN_AT (steps), or none */
+    int njoin_at;
     change_t changes[MAX_CHANGES];
     int nchanges;
     int announced; /* changes the printer has said */
@@ -58,6 +59,29 @@ int train_elastic_leaving(const train_job_t *job)
     return train_elastic_on(job) && job->el->leaving;
 }
 
+/* $TRAIN_ELASTIC_JOIN_AT: steps separated by commas, "12" or "12,40". */
+static void parse_join_at(struct train_elastic *el, const char *at)
+{
+    el->njoin_at = 0;
+    while (at && *at && el->njoin_at < (int)(sizeof el->join_at / sizeof el->join_at[0])) {
+        char *end;
+        long s = strtol(at, &end, 10);
+        if (end == at || s < 0)
+            break;
+        el->join_at[el->njoin_at++] = s;
+        at = *end == ',' ? end + 1 : end;
+    }
+}
+
+/* Whether STEP is one of $TRAIN_ELASTIC_JOIN_AT's. */
+static int joins_at(const struct train_elastic *el, long step)
+{
+    for (int i = 0; i < el->njoin_at; i++)
+        if (el->join_at[i] == step)
+            return 1;
+    return 0;
+}
+
 int train_elastic_init(train_job_t *job, gcl_instance_t inst)
 {
     gcl_elastic_info_t e;
@@ -75,8 +99,7 @@ int train_elastic_init(train_job_t *job, gcl_instance_t inst)
     el->slot = e.slot;
     el->replica_offset = e.replica_offset;
     el->nlocal = n;
-    const char *at = getenv("TRAIN_ELASTIC_JOIN_AT");
-    el->join_at = at && *at ? atol(at) : -1;
+    parse_join_at(el, getenv("TRAIN_ELASTIC_JOIN_AT"));
     for (int k = 0; k < n; k++)
         el->saved[k].prev_at = -1;
     job->el = el;
@@ -248,10 +271,10 @@ int train_elastic_boundary(stage_t *st, long step, gcl_status_t *rc)
     if (!el || !el->on)
         return 0;
     int pending = gcl_elastic_pending(st->ctx);
-    if (el->join_at >= 0) {
-        /* Tests: a replacement is taken in at step S only, and waited for there when the job
+    if (el->njoin_at > 0) {
+        /* Tests: a replacement is taken in at steps S only, and waited for there when the job
          * is smaller than it started (there is a lost instance to replace). */
-        if (step != el->join_at || gcl_ctx_num_replicas(st->ctx) >= st->job->replicas)
+        if (!joins_at(el, step) || gcl_ctx_num_replicas(st->ctx) >= st->job->replicas)
             return 0;
         struct timespec nap = {0, 20 * 1000 * 1000};
         for (int i = 0; !pending && i < 30000; i++) { /* 10 min */

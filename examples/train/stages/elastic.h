@@ -55,7 +55,7 @@ void train_elastic_save(stage_t *st);
 
 /* At the step boundary before step STEP (after gcl_preempt_agree): 1 when the job takes a
  * replacement in here (every IPU alike): the program returns, and the run loop resizes. With
- * $TRAIN_ELASTIC_JOIN_AT=S (tests), only at step S, where it waits for one. */
+ * $TRAIN_ELASTIC_JOIN_AT=S[,S2...] (tests), only at those steps, where it waits for one. */
 int train_elastic_boundary(stage_t *st, long step, gcl_status_t *rc);
 
 /* After a run: whether to resize and run again (a run that failed, or returned to take a

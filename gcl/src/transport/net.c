@@ -45,6 +45,7 @@ typedef struct {
     char *scratch[RECV_DEPTH];
     uint64_t scratch_off[RECV_DEPTH], scratch_len[RECV_DEPTH];
     int in_scratch[RECV_DEPTH]; /* the piece in that slot went to its scratch piece */
+    int failed;                 /* the status it failed with (its handles are gone), or 0 */
     net_msg_t m;                /* last: its inline data is not zeroed (net_start) */
 } net_xfer_t;
 
@@ -396,10 +397,17 @@ static int net_recv_progress(gcl_xfer_t *x, net_xfer_t *t)
     return did;
 }
 
+/* A transfer that failed stays failed: the handle of the request that failed is gone (NULL),
+ * and a second look (a liveness check's, then the request's own progress) must not hand it to
+ * the network again. That crashed an instance of an elastic chaos run: tcp_test(NULL). */
 static int net_progress(gcl_xfer_t *x)
 {
     net_xfer_t *t = x->priv;
+    if (t->failed)
+        return t->failed;
     int rc = x->is_send ? net_send_progress(x, t) : net_recv_progress(x, t);
+    if (rc < 0)
+        t->failed = rc;
     if (x->done) {
         free_state(t, 1);
         x->priv = NULL;

@@ -24,7 +24,7 @@ bool restart_wanted(const struct outcome *out, int status)
  * the restart 4 s into it, mpirun still waiting 240 s later). With 60 tries 1 s apart the
  * daemon calls back once the link is up again. Set for mpirun and its daemons through the
  * environment, unless the user set them. */
-static void daemon_retries(void)
+void restart_daemon_retries(void)
 {
     setenv("OMPI_MCA_oob_tcp_peer_retries", "60", 0);
     setenv("OMPI_MCA_oob_tcp_retry_delay", "1", 0);
@@ -34,7 +34,7 @@ int restart_loop(const struct restart_job *rj)
 {
     char err[512], msg[512];
     if (rj->max_restarts > 0)
-        daemon_retries();
+        restart_daemon_retries();
     for (int attempt = 0;; attempt++) {
         if (rj->max_restarts > 0) {
             char count[16];

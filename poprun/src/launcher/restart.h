@@ -42,4 +42,9 @@ bool restart_wanted(const struct outcome *out, int status);
  * mpirun could not be started). */
 int restart_loop(const struct restart_job *rj);
 
+/* OpenMPI's daemons try 60 times, 1 s apart, to reach mpirun (unless the user set it): a
+ * restart, or an elastic job's replacement, started while the lost host's link is still down
+ * goes on once it is up. Sets the environment mpirun and its daemons read. */
+void restart_daemon_retries(void);
+
 #endif /* POPRUN_RESTART_H */

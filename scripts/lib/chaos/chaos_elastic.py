@@ -35,6 +35,9 @@ RE_FIRST = re.compile(r"train: first step of this run \(step (\d+)\) finished at
                       r"([0-9.]+)")
 RE_ACC = re.compile(r"train: test accuracy ([0-9.]+) ")
 RE_BAD = re.compile(r"restarting the job|the elastic job stopped|cannot go on")
+# A stalled or partitioned instance that wakes after the others left it out says it cannot go
+# on: that is the fault's expected end, not the job's.
+RE_LEFT_OUT = re.compile(r"cannot go on: this instance was left out of the job")
 
 
 class Run:
@@ -171,7 +174,7 @@ def check(rep, run, rc, cfg):
     reasons = []
     if rc != 0:
         reasons.append(f"the faulted run exited {rc}")
-    bad = [l for _, l in run.since(0) if RE_BAD.search(l)]
+    bad = [l for _, l in run.since(0) if RE_BAD.search(l) and not RE_LEFT_OUT.search(l)]
     if bad:
         reasons.append(f"it restarted or stopped: {bad[0]}")
     for _, l in run.since(0):

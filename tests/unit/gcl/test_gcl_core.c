@@ -24,6 +24,7 @@
 #include "job/hostbox.h"
 #include "job/job.h"
 #include "base/vocab/signature.h"
+#include "transport/net/backends.h"
 #include "transport/transport.h"
 #include "base/wait.h"
 
@@ -609,14 +610,102 @@ static void test_transports(void **state)
     gcl_hostbox_destroy(&hb);
 }
 
+/* ---- a network transfer that failed ---- */
+
+/* A network whose every request fails; it counts the tests of a NULL handle (a handle it
+ * already freed, in a real backend: tcp_test(NULL) crashed an instance). */
+static int null_tests;
+static int fake_post(gcl_net_t *n, int peer, const void *buf, size_t len, const gcl_net_tag_t *tag,
+                     void **req)
+{
+    (void)n, (void)peer, (void)buf, (void)len, (void)tag;
+    *req = &null_tests;
+    return 0;
+}
+static int fake_irecv(gcl_net_t *n, int peer, void *buf, size_t len, const gcl_net_tag_t *tag,
+                      void **req)
+{
+    return fake_post(n, peer, buf, len, tag, req);
+}
+static int fake_test(gcl_net_t *n, void *req)
+{
+    null_tests += req == NULL;
+    snprintf(n->error, sizeof n->error, "the connection was reset");
+    return -1;
+}
+static void fake_cancel(gcl_net_t *n, void *req)
+{
+    (void)n, (void)req;
+}
+
+/* A transfer whose request failed fails again when looked at again (a liveness check's look,
+ * then the request's progress), without handing the freed handle to the network. */
+static void test_net_failed_again(void **state)
+{
+    (void)state;
+    gcl_job_t j;
+    gcl_err_t e = GCL_ERR_INIT;
+    make_job(&j, 2, 1, 0, 1);
+    assert_int_equal(gcl_job_map(&j, &e), GCL_OK);
+    gcl_net_t net = {.name = "fake",
+                     .chunk_bytes = 4096,
+                     .isend = fake_post,
+                     .irecv = fake_irecv,
+                     .test = fake_test,
+                     .cancel = fake_cancel};
+    gcl_net_pool_init(&net);
+    gcl_fabric_t fab = {&j, NULL, token, NULL, NULL, &net, NULL};
+    float buf[256] = {0};
+    void *bufs[COLL_BUF_COUNT] = {buf, buf, NULL};
+    coll_exec_info_t info = {COLL_F32, COLL_SUM, 4, 2};
+    gcl_sig_t sig = {.seq = 1, .gsize = 2, .root = -1, .count = 256};
+    for (int is_send = 0; is_send <= 1; is_send++) {
+        coll_op_t op = {.kind = is_send ? COLL_OP_SEND : COLL_OP_RECV,
+                        .buf = is_send ? COLL_BUF_IN : COLL_BUF_OUT,
+                        .peer = 1,
+                        .count = 256};
+        gcl_xfer_t x = {.tp = &gcl_transport_tcp,
+                        .fab = &fab,
+                        .err = &e,
+                        .is_send = is_send,
+                        .me_ipu = 0,
+                        .me_hl = 0,
+                        .peer_ipu = 1,
+                        .peer_hl = -1,
+                        .op = &op,
+                        .bufs = bufs,
+                        .info = &info,
+                        .sig = &sig,
+                        .key0 = 42,
+                        .bytes = sizeof buf,
+                        .slot = -1};
+        null_tests = 0;
+        assert_int_equal(x.tp->start(&x), GCL_OK);
+        assert_int_equal(x.tp->progress(&x), GCL_ERR_PEER_FAILED);
+        assert_non_null(strstr(gcl_err_text(&e), "the connection was reset"));
+        assert_int_equal(x.tp->progress(&x), GCL_ERR_PEER_FAILED);
+        assert_int_equal(null_tests, 0);
+        x.tp->cancel(&x);
+        gcl_err_clear(&e);
+    }
+    gcl_net_pool_fini(&net);
+    gcl_job_free(&j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_err),           cmocka_unit_test(test_sig),
-        cmocka_unit_test(test_job),           cmocka_unit_test(test_hostbox_slots),
-        cmocka_unit_test(test_wait_doorbell), cmocka_unit_test(test_wait_notify),
-        cmocka_unit_test(test_diag),          cmocka_unit_test(test_transports),
-        cmocka_unit_test(test_dead_holders),  cmocka_unit_test(test_wait_alarm),
+        cmocka_unit_test(test_err),
+        cmocka_unit_test(test_sig),
+        cmocka_unit_test(test_job),
+        cmocka_unit_test(test_hostbox_slots),
+        cmocka_unit_test(test_wait_doorbell),
+        cmocka_unit_test(test_wait_notify),
+        cmocka_unit_test(test_diag),
+        cmocka_unit_test(test_transports),
+        cmocka_unit_test(test_dead_holders),
+        cmocka_unit_test(test_wait_alarm),
+        cmocka_unit_test(test_net_failed_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -354,6 +354,39 @@ static void test_grow(void **state)
     em_free(em);
 }
 
+/* Each loss of a slot counts, the replacement's too (after it joined): poprun's server starts
+ * the next replacement once the count moved past the one it started the last at. */
+static void test_replacement_lost(void **state)
+{
+    (void)state;
+    struct world w;
+    struct emembers *em = started(&w, 2);
+    assert_int_equal(em_slot_losses(em, 1), 0);
+    em_closed(em, 1, 1);
+    assert_int_equal(em_slot_losses(em, 1), 1);
+    for (int s = 0; s < 4; s++)
+        if (s != 1)
+            message(em, s, GCL_STORE_RESIZE, 0, 0, 0, GCL_STORE_F_FAILED, NULL, 0, 1);
+    hello(em, 5, 1, 1, token);
+    em_lost(em, 1, "it exited with status 1", 1.5); /* the first process's late status */
+    assert_int_equal(em_slot_losses(em, 1), 1);
+    for (int s = 0; s < 4; s++)
+        if (s != 1)
+            message(em, s, GCL_STORE_RESIZE, 1, 0, 0, 0, NULL, 0, 2);
+    assert_int_equal(em_epoch(em), 2);
+    for (int c = 0; c < 6; c++) /* the replacement falls silent, as behind a partition */
+        if (c != 1 && c != 5)
+            message(em, c, GCL_STORE_BEAT, 2, 0, 0, 0, NULL, 0, 7);
+    em_tick(em, 7);
+    assert_int_equal(em_slot_losses(em, 1), 2);
+    int vac[4];
+    assert_int_equal(em_vacant(em, vac, 4), 1);
+    assert_int_equal(vac[0], 1);
+    hello(em, 6, 1, 1, token); /* the next replacement is taken */
+    assert_int_equal(last(&w, 6)->h.kind, GCL_STORE_WELCOME);
+    em_free(em);
+}
+
 /* A member that asks for a resize of an epoch that is over was left out: STOP. */
 static void test_stale_resize(void **state)
 {
@@ -382,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_losses_during_resize),
         cmocka_unit_test(test_silent),
         cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_replacement_lost),
         cmocka_unit_test(test_stale_resize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

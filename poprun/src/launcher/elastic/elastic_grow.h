@@ -22,6 +22,12 @@ struct egrow_child {
     struct linebuf lb;
     struct outcome out;
     int status; /* wait status, once reaped */
+    /* The server's bookkeeping (elastic_server.c): the slot's losses when it started, when it
+     * started, since when it is stale (its instance was lost, or never joined: 0 while not),
+     * and the signals sent to end it. */
+    int losses;
+    double started, stale_at;
+    int kills;
 };
 
 /* Starts the replacement of SLOT: ARGV with the slot's number at argv[SLOT_AT] and, when HOST is

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "common/hidden.h"
 #include "launcher/elastic/elastic_server.h"
 #include "launcher/launch.h"
+#include "launcher/restart.h"
 
 /* How long a silent instance is given (no beat), and a member that does not come to a resize. */
 #define BEAT_TIMEOUT_S   4.0
@@ -177,6 +179,33 @@ static int final_status(const struct elastic_job *ej, const struct outcome *out,
     return 0;
 }
 
+/* The job's mpirun ended, its instances all lost (and replaced), and the job goes on in
+ * replacements, each of a mpirun of its own: poprun serves them until the job completes or
+ * stops, or none runs. SIGINT, SIGTERM or SIGHUP (still blocked: launch.h) ends them, as it
+ * would end mpirun's. */
+static void outlive_mpirun(struct elastic_server *s, struct outcome *out, int verbose)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    struct timespec tick = {0, 100 * 1000 * 1000};
+    bool said = false;
+    while (elastic_server_carried(s)) {
+        if (!said && verbose >= 1)
+            fprintf(stderr,
+                    "poprun: elastic: the job's mpirun ended; replacements carry the job on\n");
+        said = true;
+        int sig = sigtimedwait(&set, NULL, &tick);
+        if (sig > 0) {
+            out->interrupt_sig = sig;
+            out->signaled = true;
+            return;
+        }
+    }
+}
+
 static void setup_env(const char *addr, const char *hex, int min_replicas)
 {
     char m[16];
@@ -216,6 +245,8 @@ int elastic_run(const struct elastic_job *ej, int *mpirun_pid, char *err, size_t
         return -1;
     }
     setup_env(addr, hex, ej->o->min_replicas);
+    if (ej->o->max_restarts > 0) /* a replacement may start while its host is cut off */
+        restart_daemon_retries();
     if (ej->o->verbose >= 1)
         fprintf(stderr, "poprun: elastic: the store listens on %s\n", addr);
     struct outcome out = ej->proto;
@@ -225,7 +256,9 @@ int elastic_run(const struct elastic_job *ej, int *mpirun_pid, char *err, size_t
     out.marker_ctx = &w;
     int rc = launch_run(ej->argv, ej->as_root, ej->janitor_fd, &out, err, errlen);
     *mpirun_pid = out.mpirun_pid;
-    elastic_server_stop(w.server, rc == 0 ? JOINER_WAIT_S : 0);
+    if (rc == 0 && !out.interrupt_sig)
+        outlive_mpirun(w.server, &out, ej->o->verbose);
+    elastic_server_stop(w.server, rc == 0 && !out.interrupt_sig ? JOINER_WAIT_S : 0);
     int failure = 0;
     elastic_server_replacements(w.server, &failure);
     int status = rc == 0 ? final_status(ej, &out, &w, failure) : -1;

@@ -36,7 +36,7 @@ struct emembers {
     struct emembers_cfg cfg;
     struct emembers_io io;
     struct em_slot *slot;
-    bool *ever_lost; /* [slots] */
+    int *losses;     /* [slots]: times an instance of the slot was lost */
     int epoch;       /* -1 before epoch 0 */
     int *members, nmembers;
     /* The bootstrap call in flight (one at a time: every member waits for its answer). */
@@ -91,7 +91,7 @@ struct emembers *em_create(const struct emembers_cfg *cfg, const struct emembers
     em->cfg = *cfg;
     em->io = *io;
     em->slot = xcalloc((size_t)cfg->slots, sizeof *em->slot);
-    em->ever_lost = xcalloc((size_t)cfg->slots, sizeof *em->ever_lost);
+    em->losses = xcalloc((size_t)cfg->slots, sizeof *em->losses);
     for (int s = 0; s < cfg->slots; s++)
         em->slot[s].conn = -1;
     em->members = xcalloc((size_t)cfg->slots, sizeof *em->members);
@@ -104,7 +104,7 @@ void em_free(struct emembers *em)
     if (!em)
         return;
     free(em->slot);
-    free(em->ever_lost);
+    free(em->losses);
     free(em->members);
     free(em->buf);
     free(em->events);
@@ -294,7 +294,7 @@ static void lose(struct emembers *em, int s, const char *why, double now)
     if (was == S_LOST || was == S_DONE || was == S_NONE)
         return;
     p->state = S_LOST;
-    em->ever_lost[s] = true;
+    em->losses[s]++;
     p->resize = p->arrived = false;
     snprintf(p->why, sizeof p->why, "%s", why);
     if (p->conn >= 0) { /* alive but left out (silent, late): it learns why when it wakes */
@@ -630,7 +630,7 @@ const struct em_event *em_events(const struct emembers *em, int *n)
 
 bool em_slot_lost(const struct emembers *em, int slot, char *why, size_t len)
 {
-    if (slot < 0 || slot >= em->cfg.slots || !em->ever_lost[slot])
+    if (slot < 0 || slot >= em->cfg.slots || !em->losses[slot])
         return false;
     if (why)
         snprintf(why, len, "%s", em->slot[slot].why);
@@ -642,6 +642,11 @@ bool em_slot_member(const struct emembers *em, int slot)
     return slot >= 0 && slot < em->cfg.slots &&
            (em->slot[slot].state == S_MEMBER || em->slot[slot].state == S_JOINING ||
             em->slot[slot].state == S_DONE);
+}
+
+int em_slot_losses(const struct emembers *em, int slot)
+{
+    return slot >= 0 && slot < em->cfg.slots ? em->losses[slot] : 0;
 }
 
 int em_vacant(const struct emembers *em, int *out, int max)

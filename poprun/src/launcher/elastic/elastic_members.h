@@ -87,6 +87,9 @@ const struct em_event *em_events(const struct emembers *em, int *n);
 bool em_slot_lost(const struct emembers *em, int slot, char *why, size_t len);
 /* Whether SLOT is waiting to join (a replacement), or has joined and is a member. */
 bool em_slot_member(const struct emembers *em, int slot);
+/* How many times an instance of SLOT was lost (the job's first, or a replacement, before or after
+ * it joined): a replacement started when it was N is the slot's holder while it stays N. */
+int em_slot_losses(const struct emembers *em, int slot);
 /* Slots lost and not yet replaced, lowest first: how many, into OUT (up to MAX). */
 int em_vacant(const struct emembers *em, int *out, int max);
 

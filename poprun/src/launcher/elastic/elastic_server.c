@@ -30,6 +30,17 @@
 #define MAX_CONNS     4096
 #define MAX_JOINERS   64
 #define JOINER_POLL_S 0.1
+/* A replacement whose instance was lost (it joined and was left out, or was lost before it
+ * joined) no longer holds its slot: the next one starts at once. Its mpirun is given STALE_GRACE_S
+ * to end by itself (an instance that was stopped wakes, hears it was left out and exits), then
+ * SIGTERM, then SIGKILL STALE_KILL_S later: one whose daemon is cut off (a partition) waits for
+ * it forever. A replacement that has not joined JOIN_TIMEOUT_S after its start (its daemon
+ * retries 60 s to reach mpirun) is ended the same way; one that ended before it joined is tried
+ * again RETRY_DELAY_S later, not at once (a host ssh cannot reach would use them all up). */
+#define STALE_GRACE_S  10.0
+#define STALE_KILL_S   3.0
+#define JOIN_TIMEOUT_S 90.0
+#define RETRY_DELAY_S  5.0
 
 struct conn {
     int fd; /* -1: free */
@@ -50,11 +61,12 @@ struct elastic_server {
     struct egrow_child joiners[MAX_JOINERS];
     int njoiners, replacements;
     int replacement_failure;
-    bool *replacing; /* [slots]: a replacement of the slot runs */
+    double *retry_at; /* [slots]: no replacement of the slot before (CLOCK_MONOTONIC) */
     pthread_t thread;
     bool running;
     double wait_s;        /* the stop's wait for replacements */
     atomic_bool complete; /* em_completed, for the launcher's thread */
+    atomic_bool carried;  /* the job goes on in replacements (elastic_server_carried) */
 };
 
 static double now_s(void)
@@ -214,15 +226,24 @@ static bool read_commands(struct elastic_server *s, double now)
     return quit;
 }
 
+/* Whether a replacement of SLOT runs that still holds it (none stale). */
+static bool replacing(const struct elastic_server *s, int slot)
+{
+    for (int i = 0; i < s->njoiners; i++)
+        if (s->joiners[i].slot == slot && s->joiners[i].stale_at == 0)
+            return true;
+    return false;
+}
+
 /* Starts the replacement of every lost slot that has none, while replacements are left and
  * the job runs. */
-static void grow(struct elastic_server *s)
+static void grow(struct elastic_server *s, double now)
 {
     int vacant[64], n = em_vacant(s->em, vacant, 64);
     for (int i = 0; i < n && s->replacements < s->cfg.max_replacements; i++) {
         int slot = vacant[i];
-        if (s->replacing[slot] || em_completed(s->em) || em_stopped(s->em, NULL, 0) ||
-            s->njoiners == MAX_JOINERS)
+        if (replacing(s, slot) || now < s->retry_at[slot] || em_completed(s->em) ||
+            em_stopped(s->em, NULL, 0) || s->njoiners == MAX_JOINERS)
             continue;
         const struct elastic_server_cfg *c = &s->cfg;
         const char *host = c->host_at >= 0 && c->hosts && c->hosts->n
@@ -236,17 +257,19 @@ static void grow(struct elastic_server *s)
             s->replacements = c->max_replacements; /* do not try again and again */
             return;
         }
+        j->losses = em_slot_losses(s->em, slot);
+        j->started = now;
         s->njoiners++;
         s->replacements++;
-        s->replacing[slot] = true;
         fprintf(stderr, "poprun: elastic: starting a replacement for instance %d%s%s (%d of %d)\n",
                 slot, host ? " on host " : "", host ? host : "", s->replacements,
                 c->max_replacements);
     }
 }
 
-/* Replacements that ended: their slot may be replaced again. */
-static void reap_joiners(struct elastic_server *s)
+/* Replacements that ended. One that ended before its instance joined (and was not ended by
+ * poprun) is tried again RETRY_DELAY_S later. */
+static void reap_joiners(struct elastic_server *s, double now)
 {
     for (int i = 0; i < s->njoiners; i++) {
         struct egrow_child *j = &s->joiners[i];
@@ -255,8 +278,37 @@ static void reap_joiners(struct elastic_server *s)
         int code = egrow_finish(j);
         if (code != 0 && !em_completed(s->em))
             s->replacement_failure = code;
-        s->replacing[j->slot] = false;
+        if (j->stale_at == 0 && em_slot_losses(s->em, j->slot) == j->losses &&
+            !em_slot_member(s->em, j->slot))
+            s->retry_at[j->slot] = now + RETRY_DELAY_S;
         j->slot = -1;
+    }
+}
+
+/* Replacements that no longer hold their slot (see STALE_GRACE_S), and their end. */
+static void tend_joiners(struct elastic_server *s, double now)
+{
+    for (int i = 0; i < s->njoiners; i++) {
+        struct egrow_child *j = &s->joiners[i];
+        if (j->slot < 0)
+            continue;
+        if (j->stale_at == 0 && em_slot_losses(s->em, j->slot) != j->losses) {
+            j->stale_at = now; /* its instance was lost: the slot is vacant again */
+        } else if (j->stale_at == 0 && !em_slot_member(s->em, j->slot) &&
+                   now - j->started > JOIN_TIMEOUT_S) {
+            fprintf(stderr,
+                    "poprun: elastic: the replacement of instance %d did not join within %.0f s: "
+                    "ending it\n",
+                    j->slot, JOIN_TIMEOUT_S);
+            j->stale_at = now - STALE_GRACE_S;
+        }
+        double late = j->stale_at > 0 ? now - j->stale_at - STALE_GRACE_S : -1;
+        if ((j->kills == 0 && late >= 0) || (j->kills == 1 && late >= STALE_KILL_S)) {
+            if (s->cfg.verbose >= 1)
+                fprintf(stderr, "poprun: elastic: ending the stale replacement of instance %d\n",
+                        j->slot);
+            egrow_kill(j, j->kills++ ? SIGKILL : SIGTERM);
+        }
     }
 }
 
@@ -289,6 +341,44 @@ static int poll_timeout(const struct elastic_server *s, double now)
     if (d > 0 && d - now < wait)
         wait = d - now;
     return wait <= 0 ? 0 : (int)(wait * 1000) + 1;
+}
+
+/* Whether the job goes on, and replacements run that hold their slots. */
+static bool carried(const struct elastic_server *s)
+{
+    if (em_completed(s->em) || em_stopped(s->em, NULL, 0))
+        return false;
+    for (int i = 0; i < s->njoiners; i++)
+        if (s->joiners[i].slot >= 0 && s->joiners[i].stale_at == 0)
+            return true;
+    return false;
+}
+
+/* The stop: the replacements still running are waited for up to WAIT_S (stale ones are ended
+ * at once), then ended. Whether the thread may go (none left, or 5 s past the wait). */
+static bool stop_joiners(struct elastic_server *s, double now, double *quit_at)
+{
+    if (*quit_at == 0) {
+        *quit_at = now;
+        for (int i = 0; i < s->njoiners; i++) {
+            struct egrow_child *j = &s->joiners[i];
+            if (j->slot >= 0 && s->wait_s <= 0)
+                egrow_kill(j, SIGTERM);
+            if (j->slot >= 0 && j->stale_at > now - STALE_GRACE_S)
+                j->stale_at = now - STALE_GRACE_S;
+        }
+    }
+    bool running = false;
+    for (int i = 0; i < s->njoiners; i++)
+        running |= s->joiners[i].slot >= 0;
+    if (!running || now - *quit_at > s->wait_s + 5)
+        return true;
+    if (now - *quit_at > s->wait_s) {
+        for (int i = 0; i < s->njoiners; i++)
+            if (s->joiners[i].slot >= 0)
+                egrow_kill(&s->joiners[i], now - *quit_at > s->wait_s + 3 ? SIGKILL : SIGTERM);
+    }
+    return false;
 }
 
 static void *serve(void *arg)
@@ -324,25 +414,13 @@ static void *serve(void *arg)
                 close_conn(s, &s->conns[i], now);
         em_tick(s->em, now);
         atomic_store(&s->complete, em_completed(s->em));
-        reap_joiners(s);
+        reap_joiners(s, now);
+        tend_joiners(s, now);
         if (!quit)
-            grow(s);
-        if (quit && quit_at == 0) {
-            quit_at = now;
-            for (int i = 0; i < s->njoiners; i++)
-                if (s->joiners[i].slot >= 0 && s->wait_s <= 0)
-                    egrow_kill(&s->joiners[i], SIGTERM);
-        }
-        bool running = false;
-        for (int i = 0; i < s->njoiners; i++)
-            running |= s->joiners[i].slot >= 0;
-        if (quit && (!running || now - quit_at > s->wait_s + 5))
+            grow(s, now);
+        atomic_store(&s->carried, carried(s));
+        if (quit && stop_joiners(s, now, &quit_at))
             break;
-        if (quit && running && now - quit_at > s->wait_s) {
-            for (int i = 0; i < s->njoiners; i++)
-                if (s->joiners[i].slot >= 0)
-                    egrow_kill(&s->joiners[i], now - quit_at > s->wait_s + 3 ? SIGKILL : SIGTERM);
-        }
     }
     free(p);
     free(who);
@@ -386,7 +464,7 @@ int elastic_server_start(const struct elastic_server_cfg *cfg, struct elastic_se
     s->cmd_r = pfd[0];
     s->cmd_w = pfd[1];
     s->conns = xcalloc(MAX_CONNS, sizeof *s->conns);
-    s->replacing = xcalloc((size_t)cfg->members.slots, sizeof *s->replacing);
+    s->retry_at = xcalloc((size_t)cfg->members.slots, sizeof *s->retry_at);
     struct emembers_io io = {io_send, io_drop, io_say, s};
     s->em = em_create(&cfg->members, &io);
     /* The thread blocks every signal: the launcher reads its own through a signalfd, which
@@ -438,6 +516,11 @@ bool elastic_server_complete(struct elastic_server *s)
     return atomic_load(&s->complete);
 }
 
+bool elastic_server_carried(struct elastic_server *s)
+{
+    return atomic_load(&s->carried);
+}
+
 const struct emembers *elastic_server_members(const struct elastic_server *s)
 {
     return s->em;
@@ -462,7 +545,7 @@ void elastic_server_free(struct elastic_server *s)
             free(s->conns[i].out);
         }
     free(s->conns);
-    free(s->replacing);
+    free(s->retry_at);
     em_free(s->em);
     if (s->listen_fd >= 0)
         close(s->listen_fd);

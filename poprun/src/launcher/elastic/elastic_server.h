@@ -41,6 +41,10 @@ void elastic_server_lost(struct elastic_server *s, int slot, const char *why);
 void elastic_server_stop(struct elastic_server *s, double wait_s);
 /* Whether the job is complete (every instance of its last membership said BYE). Any thread. */
 bool elastic_server_complete(struct elastic_server *s);
+/* Whether the job goes on (neither complete nor stopped) with replacements running that hold
+ * their slots: it can outlive the job's own mpirun, once every instance that mpirun started was
+ * lost. Any thread. */
+bool elastic_server_carried(struct elastic_server *s);
 /* The membership, once stopped. */
 const struct emembers *elastic_server_members(const struct elastic_server *s);
 /* Replacements started, and the last one's failure (a status marker, or mpirun's status), once
