@@ -19,6 +19,8 @@
 #   grow        --max-restarts 1: the lost instance's replacement joins at a step boundary
 #               ($TRAIN_ELASTIC_JOIN_AT), receives the state, and the job ends on 8 replicas
 #               again; two such runs identical
+#   alone       2 instances, one killed: the other goes on alone, and its replacement still joins
+#               at a step boundary (a lone instance's step agreement goes through the store too)
 #   hosts       the shrink across 4 namespace hosts (root; else skip, 77): bitwise the same as on
 #               one host
 #   outlive     --max-restarts 4: instances 1 and 2 killed in turn and replaced, then 0 and 3:
@@ -142,6 +144,15 @@ case_grow() {
   expect grow1 "^poprun: elastic: epoch 2: 4 instances, 8 replicas; joined 1$"
   expect grow1 "^\[instance 0\] train: step 12: membership 2 \(joined 1\): 8 replicas over 4 instances go on from memory"
   expect grow1 "^\[instance 0\] train: elastic: steps 13-16 on 8 replicas: simulated"
+}
+
+case_alone() {
+  TRAIN_ELASTIC_JOIN_AT=12 twice alone "$poprun" --elastic --min-replicas 2 --max-restarts 1 \
+    --num-replicas 4 --num-instances 2 "$train" "${small[@]}" --fault kill-after-step:6@1
+  expect alone1 "^poprun: elastic: epoch 1: 1 instance, 2 replicas; lost instance 1$"
+  expect alone1 "^poprun: elastic: epoch 2: 2 instances, 4 replicas; joined 1$"
+  expect alone1 "^\[instance 0\] train: step 12: membership 2 \(joined 1\): 4 replicas over 2 instances go on from memory"
+  expect alone1 "^\[instance 0\] train: elastic: steps 13-32 on 4 replicas: simulated"
 }
 
 case_accuracy() {

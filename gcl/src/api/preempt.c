@@ -141,7 +141,9 @@ static gcl_status_t exchange(struct gcl_instance *inst, int value, int *out, int
 {
     *out = value;
     *joiners = 0;
-    if (inst->job.num_instances == 1)
+    /* A lone instance of an elastic job still asks the store: its answer is how a waiting
+     * replacement is heard of (without it, a job shrunk to one instance never grew back). */
+    if (inst->job.num_instances == 1 && !inst->elastic)
         return GCL_OK;
     int *all = gcl_calloc((size_t)inst->job.num_instances, sizeof *all);
     if (!all)
