@@ -61,9 +61,7 @@ static int life_of(const gcl_exec_t *x, int ipu, gcl_peer_life_t *l)
     return 1;
 }
 
-/* Whether the peer IPU, gone, returned from its program after entering this very call (it
- * failed in it, and its program went on to return GCL_OK): then it left as a consequence. */
-static int returned_in_call(const gcl_exec_t *x, int ipu)
+int gcl_exec_returned_in_call(const gcl_exec_t *x, int ipu)
 {
     gcl_peer_life_t l;
     return life_of(x, ipu, &l) && l.run_gen == x->peers->ipu->gen && l.last_call == x->key0 &&
@@ -80,7 +78,7 @@ static int cause_of_return(const gcl_exec_t *x, const gcl_call_view_t *v, int *i
     const gcl_ipu_t *me = x->peers->ipu;
     for (int r = 0; r < v->n; r++) {
         int q = v->ipus[r];
-        if (r == v->rank || returned_in_call(x, q))
+        if (r == v->rank || gcl_exec_returned_in_call(x, q))
             continue;
         if (gcl_diag_peer_gone(me->job, &me->host->hb, me->gen, q, why, len) ||
             gcl_ctrl_peer_gone(me->ctrl, me->gen, q, why, len)) {
@@ -175,7 +173,7 @@ gcl_status_t gcl_exec_check(gcl_exec_t *x, gcl_waiter_t *w)
     if (x->engine->gone(x, &ipu, why, sizeof why)) {
         if (went_past(x, &v, ipu, 0, mism, sizeof mism))
             return gcl_err_set(x->err, GCL_ERR_MISMATCH, "%s", mism);
-        if (returned_in_call(x, ipu) && !cause_of_return(x, &v, &ipu, why, sizeof why)) {
+        if (gcl_exec_returned_in_call(x, ipu) && !cause_of_return(x, &v, &ipu, why, sizeof why)) {
             char who[160];
             gcl_job_describe_ipu(me->job, ipu, who, sizeof who);
             snprintf(why, sizeof why, "%s returned from its program during this call", who);

@@ -12,6 +12,7 @@
 
 #include "base/alloc.h"
 #include "base/log.h"
+#include "engine/liveness.h"
 #include "engine/simtime.h"
 
 /* Lays out the transfer of OP (the I-th of its kind to its peer). */
@@ -132,17 +133,9 @@ static int msg_progress(gcl_exec_t *x)
  * The transfer is left to the transport, and to GCL_TIMEOUT_S should it never finish. */
 static int returned_after_this_call(const gcl_exec_t *x, const gcl_xfer_t *t)
 {
-    const gcl_ipu_t *me = x->peers->ipu;
-    int hl = me->job->ipu_hostlocal[t->peer_ipu];
-    gcl_peer_life_t l;
-    if (t->tp == &gcl_transport_local || t->tp == &gcl_transport_shm)
-        return 0; /* the host box's slots: what is not there is missing (msg_gone) */
-    if (hl >= 0)
-        gcl_diag_life(&me->host->hb, hl, &l);
-    else if (!gcl_ctrl_life(me->ctrl, t->peer_ipu, &l))
-        return 0;
-    return l.valid && (l.state == GCL_IPU_FINISHED || l.state == GCL_IPU_EXITED) &&
-           l.run_gen == me->gen && l.last_call == x->key0;
+    /* The host box's slots keep their rule: what is not there is missing (msg_gone). */
+    return t->tp != &gcl_transport_local && t->tp != &gcl_transport_shm &&
+           gcl_exec_returned_in_call(x, t->peer_ipu);
 }
 
 /* A peer that is gone while a transfer with it is unfinished. A peer that has finished may

@@ -252,12 +252,12 @@ static inline uint32_t gcl_hostbox_state(const gcl_hostbox_ipu_t *p)
     return gcl_life_state(gcl_hostbox_life(p));
 }
 
-/* Sets P's state, keeping its run. */
+/* Sets P's state, keeping its run. Only P's own IPU thread writes its life (its instance
+ * once that thread has ended), so the word read is the word replaced. */
 static inline void gcl_hostbox_set_state(gcl_hostbox_ipu_t *p, uint32_t state)
 {
     uint64_t was = atomic_load(&p->life);
-    while (!atomic_compare_exchange_weak(&p->life, &was, gcl_life(gcl_life_gen(was), state)))
-        ;
+    atomic_store(&p->life, gcl_life(gcl_life_gen(was), state));
 }
 
 static inline void gcl_hostbox_ring(gcl_hostbox_t *hb, int ipu)

@@ -226,11 +226,17 @@ static bool read_commands(struct elastic_server *s, double now)
     return quit;
 }
 
-/* Whether a replacement of SLOT runs that still holds it (none stale). */
+/* Whether replacement J runs and still holds its slot (it is not stale). */
+static bool holds_slot(const struct egrow_child *j)
+{
+    return j->slot >= 0 && j->stale_at == 0;
+}
+
+/* Whether a replacement of SLOT runs that still holds it. */
 static bool replacing(const struct elastic_server *s, int slot)
 {
     for (int i = 0; i < s->njoiners; i++)
-        if (s->joiners[i].slot == slot && s->joiners[i].stale_at == 0)
+        if (s->joiners[i].slot == slot && holds_slot(&s->joiners[i]))
             return true;
     return false;
 }
@@ -349,7 +355,7 @@ static bool carried(const struct elastic_server *s)
     if (em_completed(s->em) || em_stopped(s->em, NULL, 0))
         return false;
     for (int i = 0; i < s->njoiners; i++)
-        if (s->joiners[i].slot >= 0 && s->joiners[i].stale_at == 0)
+        if (holds_slot(&s->joiners[i]))
             return true;
     return false;
 }
