@@ -31,6 +31,11 @@
 #               back a replacement of it joins ($TRAIN_ELASTIC_JOIN_AT) and the job is whole
 #               again; the second time the instance partitioned is itself a replacement. The job
 #               ends 0 on 8 replicas, and nothing of it is left on the hosts
+#   interrupt   SIGINT to every process of the job at once (as Slurm's scancel --signal sends
+#               it): the job stops after a step as one without --elastic does (130, train says
+#               so), and no instance is lost, replaced or left out on the way (before, the stop
+#               markers of the wrappers were taken for losses: replacements started, and the
+#               instances failed one another)
 # and in the full tier:
 #   accuracy    the main job (train's defaults, 30 epochs, 16 replicas over 4 instances) with
 #               instance 1 killed at step 1000: within 0.3 points of the undisturbed run's test
@@ -204,11 +209,12 @@ case_hosts() {
 }
 
 # wait_line FILE REGEX SECONDS [N]: whether N lines (default 1) of FILE match REGEX within
-# SECONDS.
+# SECONDS. FILE may not exist yet (the job's shell has not opened it): no line matches then.
 wait_line() {
-  local i
+  local i n
   for ((i = 0; i < $3 * 10; i++)); do
-    [ "$(grep -Ec -- "$2" "$1")" -lt "${4:-1}" ] || return 0
+    n=$(grep -Ec -- "$2" "$1" 2>/dev/null)
+    [ "${n:-0}" -lt "${4:-1}" ] || return 0
     sleep 0.1
   done
   return 1
@@ -255,6 +261,23 @@ case_outlive() {
     expect outlive "^poprun: elastic: epoch [0-9]+: [34] instances, [68] replicas; joined ([03], )?$slot"
   done
   expect outlive "^\[instance 0\] train: test accuracy "
+}
+
+case_interrupt() {
+  local out=$work/interrupt.out pid rc
+  setsid "$poprun" --elastic --min-replicas 2 --max-restarts 2 "${job[@]}" "$train" \
+    "${small[@]}" --epochs 400 >"$out" 2>&1 &
+  pid=$!
+  wait_line "$out" "^\[instance 0\] epoch 2/400 step " 60 || stop_job "$pid" "$out" "no step"
+  pkill -INT -s "$pid" # its own session: poprun, mpirun, the wrappers, the programs
+  wait "$pid"
+  rc=$?
+  [ "$rc" -eq 130 ] || { cat "$out" >&2; fail "exit status $rc, not 130"; }
+  # The program's stop names the first signal it got: the SIGINT, or the SIGTERM with which
+  # the wrapper passes on mpirun's end of the job, when that comes first.
+  expect interrupt "^\[instance 0\] train: SIG(INT|TERM): stopped after step [0-9]+ of "
+  expect interrupt "^poprun: interrupted by SIGINT; every instance was ended$"
+  absent interrupt "lost|replacement|left out|WARN|failed"
 }
 
 # kill_first PID OUT MARK SLOT...: kills the first process of each SLOT (the job's mpirun's).

@@ -87,6 +87,8 @@ static void start_stop(struct watch *w, int sig, struct outcome *out)
 {
     w->stopping = true;
     out->interrupt_sig = sig;
+    if (out->on_stop)
+        out->on_stop(out->marker_ctx);
     if (out->graceful_timeout_s <= 0) {
         kill(w->child, SIGTERM);
         return;

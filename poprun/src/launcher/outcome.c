@@ -40,14 +40,14 @@ static bool take_marker(struct outcome *o, const char *line, size_t len)
     size_t start, end;
     if (!marker_find(line, len, o->token, &m, &start, &end))
         return false;
+    if (o->on_marker)
+        o->on_marker(o->marker_ctx, &m);
     if (m.kind == MARKER_STOP || m.kind == MARKER_STOPPED) {
         note_stop(o, &m);
         m.kind = MARKER_EXIT; /* no failure: the wrapper exits 0 */
         m.value = 0;
     } else if (m.instance >= 0 && m.instance < OUTCOME_INSTANCES_MAX)
         o->reported[m.instance / 8] |= (unsigned char)(1u << (m.instance % 8));
-    if (o->on_marker)
-        o->on_marker(o->marker_ctx, &m);
     if (m.kind == MARKER_EXIT && m.value == 2 && !o->usage_error) {
         o->usage_error = true;
         o->usage_instance = m.instance;

@@ -38,9 +38,12 @@ struct outcome {
     linebuf_fn emit_out;    /* where the programs' stdout lines go (marker.h); NULL: fd 1 */
     int graceful_timeout_s; /* --graceful-timeout: 0 ends the instances at once on a signal */
     /* poprun --elastic: an instance's failure does not end the job (mpirun --enable-recovery
-     * goes on without it), and each status marker also goes to ON_MARKER. */
+     * goes on without it), and each status marker also goes to ON_MARKER as it came (a stop
+     * marker too: the instance still runs, or ended as its job stops); ON_STOP is called when
+     * the job's stop begins (poprun's signal, or an instance's stop marker). */
     bool elastic;
     void (*on_marker)(void *ctx, const struct marker *m);
+    void (*on_stop)(void *ctx);
     void *marker_ctx;
     /* Whether the elastic job is complete (every instance of its last membership finished):
      * mpirun is then given FAILURE_GRACE_MS to end (it may wait for a lost host's daemon). */

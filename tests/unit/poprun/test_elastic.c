@@ -1,8 +1,8 @@
 /*
- * Unit tests of the elastic store's membership (poprun/src/launcher/elastic/elastic_members.h): the state machine
- * driven by scripted messages, closed connections and the clock, its answers recorded. Jobs of
- * 4 instances of 2 replicas each (slot = connection id). The store against real jobs is
- * tests/elastic.
+ * Unit tests of the elastic store's membership (poprun/src/launcher/elastic/elastic_members.h): the
+ * state machine driven by scripted messages, closed connections and the clock, its answers
+ * recorded. Jobs of 4 instances of 2 replicas each (slot = connection id). The store against real
+ * jobs is tests/elastic.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -354,6 +354,31 @@ static void test_grow(void **state)
     em_free(em);
 }
 
+/* The job stops (em_hold): an instance that ends from then on leaves no vacancy (nobody is
+ * replaced) and no line on poprun's stderr; the others still hear of it, so that none waits for
+ * it in a bootstrap call. Before the hold the same loss leaves a vacancy and a line. */
+static void test_hold(void **state)
+{
+    (void)state;
+    struct world w;
+    int vac[4];
+    struct emembers *em = started(&w, 2);
+    em_closed(em, 1, 1);
+    assert_int_equal(em_vacant(em, vac, 4), 1);
+    assert_int_equal(w.nsaid, 1);
+    em_free(em);
+    em = started(&w, 2);
+    em_hold(em);
+    int32_t v = 0;
+    message(em, 0, GCL_STORE_COLL, 0, -1, 1, 0, &v, 4, 1);
+    em_closed(em, 1, 1);
+    assert_int_equal(w.nsaid, 0);
+    assert_int_equal(em_vacant(em, vac, 4), 0);
+    assert_int_equal(last(&w, 0)->h.kind, GCL_STORE_COLL_FAIL);
+    assert_int_equal(last(&w, 3)->h.kind, GCL_STORE_NEWS);
+    em_free(em);
+}
+
 /* Each loss of a slot counts, the replacement's too (after it joined): poprun's server starts
  * the next replacement once the count moved past the one it started the last at. */
 static void test_replacement_lost(void **state)
@@ -416,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_silent),
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_replacement_lost),
+        cmocka_unit_test(test_hold),
         cmocka_unit_test(test_stale_resize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,6 +115,12 @@ static void on_marker(void *ctx, const struct marker *m)
     struct watch *w = ctx;
     if (m->instance < 0 || m->instance >= w->plan->num_instances)
         return;
+    /* A stop from outside (the instance still runs: scancel, a signal to every process) or a
+     * program that ended as its job stopped: the job stops, and no instance is lost. */
+    if (m->kind == MARKER_STOP || m->kind == MARKER_STOPPED) {
+        elastic_server_hold(w->server);
+        return;
+    }
     w->markers[m->instance] = *m;
     char why[120];
     if (m->kind == MARKER_SIGNAL)
@@ -122,6 +128,13 @@ static void on_marker(void *ctx, const struct marker *m)
     else
         snprintf(why, sizeof why, "it exited with status %d", m->value);
     elastic_server_lost(w->server, m->instance, why);
+}
+
+/* The job's stop begins: nobody is replaced any more. */
+static void job_stops(void *ctx)
+{
+    const struct watch *w = ctx;
+    elastic_server_hold(w->server);
 }
 
 static bool job_complete(void *ctx)
@@ -252,6 +265,7 @@ int elastic_run(const struct elastic_job *ej, int *mpirun_pid, char *err, size_t
     struct outcome out = ej->proto;
     out.elastic = true;
     out.on_marker = on_marker;
+    out.on_stop = job_stops;
     out.complete = job_complete;
     out.marker_ctx = &w;
     int rc = launch_run(ej->argv, ej->as_root, ej->janitor_fd, &out, err, errlen);

@@ -36,8 +36,8 @@ struct emembers {
     struct emembers_cfg cfg;
     struct emembers_io io;
     struct em_slot *slot;
-    int *losses;     /* [slots]: times an instance of the slot was lost */
-    int epoch;       /* -1 before epoch 0 */
+    int *losses; /* [slots]: times an instance of the slot was lost */
+    int epoch;   /* -1 before epoch 0 */
     int *members, nmembers;
     /* The bootstrap call in flight (one at a time: every member waits for its answer). */
     uint64_t seq;
@@ -52,6 +52,7 @@ struct emembers {
     int lost_since[EM_LIST_MAX], nlost_since;
     char loss_why[GCL_STORE_TEXT_MAX]; /* the first loss since the epoch formed */
     bool stopped, completed;
+    bool held; /* the job stops (em_hold): no vacancy, and what ends, ends with it, quietly */
     char stop_why[GCL_STORE_TEXT_MAX];
     struct em_event *events;
     int nevents;
@@ -65,7 +66,7 @@ static void say(struct emembers *em, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (em->io.say)
+    if (em->io.say && !em->held)
         em->io.say(em->io.ctx, line);
 }
 
@@ -649,9 +650,16 @@ int em_slot_losses(const struct emembers *em, int slot)
     return slot >= 0 && slot < em->cfg.slots ? em->losses[slot] : 0;
 }
 
+void em_hold(struct emembers *em)
+{
+    em->held = true;
+}
+
 int em_vacant(const struct emembers *em, int *out, int max)
 {
     int n = 0;
+    if (em->held)
+        return 0;
     for (int s = 0; s < em->cfg.slots && n < max; s++)
         if (em->slot[s].state == S_LOST)
             out[n++] = s;

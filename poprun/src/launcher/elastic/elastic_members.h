@@ -90,7 +90,12 @@ bool em_slot_member(const struct emembers *em, int slot);
 /* How many times an instance of SLOT was lost (the job's first, or a replacement, before or after
  * it joined): a replacement started when it was N is the slot's holder while it stays N. */
 int em_slot_losses(const struct emembers *em, int slot);
-/* Slots lost and not yet replaced, lowest first: how many, into OUT (up to MAX). */
+/* The job stops (poprun was interrupted, or its instances were stopped from outside): no slot
+ * is vacant any more, and the instances that end from now on end with the stop (the store's
+ * answers go on as before; its lines to poprun's stderr stop). */
+void em_hold(struct emembers *em);
+/* Slots lost and not yet replaced, lowest first: how many, into OUT (up to MAX); none once
+ * held. */
 int em_vacant(const struct emembers *em, int *out, int max);
 
 #endif /* POPRUN_ELASTIC_MEMBERS_H */

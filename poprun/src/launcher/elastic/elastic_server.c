@@ -207,7 +207,8 @@ static void read_conn(struct elastic_server *s, struct conn *c, double now)
     }
 }
 
-/* Commands from the launcher's thread: "L SLOT WHY" (an instance ended), "Q" (stop). */
+/* Commands from the launcher's thread: "L SLOT WHY" (an instance ended), "H" (the job stops:
+ * replace nobody), "Q" (stop). */
 static bool read_commands(struct elastic_server *s, double now)
 {
     char buf[1024];
@@ -220,6 +221,8 @@ static bool read_commands(struct elastic_server *s, double now)
         int slot, at = 0;
         if (line[0] == 'Q')
             quit = true;
+        else if (line[0] == 'H')
+            em_hold(s->em);
         else if (sscanf(line, "L %d %n", &slot, &at) == 1 && at > 0)
             em_lost(s->em, slot, line + at, now);
     }
@@ -495,6 +498,11 @@ void elastic_server_lost(struct elastic_server *s, int slot, const char *why)
     int n = snprintf(line, sizeof line, "L %d %s\n", slot, why);
     if (n > 0 && (size_t)n < sizeof line)
         (void)write_all(s->cmd_w, line, (size_t)n);
+}
+
+void elastic_server_hold(struct elastic_server *s)
+{
+    (void)write_all(s->cmd_w, "H\n", 2);
 }
 
 void elastic_server_stop(struct elastic_server *s, double wait_s)
