@@ -116,8 +116,17 @@ class Instance:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.finalize()
+    def __exit__(self, exc_type, exc, tb):
+        """Finalizes the instance. Left by an exception (a Ctrl-C's KeyboardInterrupt, say, which
+        the instances may see at different runs), a failed closing barrier does not replace it:
+        libgcl has logged why, and the exception that ended the block is the one to report."""
+        if exc_type is None:
+            self.finalize()
+            return False
+        try:
+            self.finalize()
+        except errors.GclError:
+            pass
         return False
 
     def _handle(self):

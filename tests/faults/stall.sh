@@ -27,11 +27,16 @@
 #             polling replica of instance 0 ends its loop within GCL_TIMEOUT_S + 1 s with
 #             GCL_ERR_TIMEOUT naming replica 3, GCL_ERR_PEER_FAILED saying it returned, or
 #             GCL_ERR_PEER_FAILED naming instance 1 as gone (or GCL_ERR_ABORTED after a sibling).
+#   finalized after a first run of every replica, instance 1 calls gcl_finalize while instance 0
+#             runs again and calls all_reduce (as instances that a Ctrl-C stops at different run
+#             boundaries do): instance 0's replicas fail within 5 s with GCL_ERR_PEER_FAILED,
+#             "replica 3 (instance 1 ...) has left the job (its instance called gcl_finalize)";
+#             before, both sides waited GCL_TIMEOUT_S (30 s here, 300 by default).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-[ $# -eq 3 ] || { echo "usage: $0 warn|quiet|timeout|preempt|mpi|single|barrier|poll_* POPRUN FAULTS_STALL" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: $0 warn|quiet|timeout|preempt|mpi|single|barrier|poll_*|finalized POPRUN FAULTS_STALL" >&2; exit 2; }
 case=$1 poprun=$2 prog=$3
 faults_init "stall-$case"
 out=$FT/out
@@ -59,6 +64,10 @@ case $case in
     [ "$case" = poll_returned ] && late=return
     marked env GCL_TIMEOUT_S=5 GCL_LOG_LEVEL=info GCL_LOG_SUBSYS=init \
       "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 "$late" poll >"$out" 2>&1 ||
+      status=$? ;;
+  finalized)
+    marked env GCL_TIMEOUT_S=30 \
+      "$poprun" --num-replicas 4 --num-instances 2 "$prog" 3 finalize >"$out" 2>&1 ||
       status=$? ;;
   poll_killed)
     marked env GCL_TIMEOUT_S=5 GCL_LOG_LEVEL=info GCL_LOG_SUBSYS=init \
@@ -136,6 +145,26 @@ case $case in
         fail "replica $r neither timed out in the exchange nor was aborted"
     done
     [ "$elapsed" -lt 20000 ] || fail "the job took $elapsed ms: the exchange's bound did not end it"
+    ;;
+  finalized)
+    # Instance 1 called gcl_finalize after the first run; instance 0's replicas, in their second
+    # run's all_reduce, learn it at once: not after GCL_TIMEOUT_S (30 s), which is how long they
+    # waited before (instance 1's final barrier waited for them as long).
+    [ "$status" -ne 0 ] || fail "the job exited 0, although instance 1 never ran again"
+    want="GCL_ERR_PEER_FAILED after ([0-9.]+) s: .*replica [23] \(instance 1 on host [^,]*, pid [0-9]+\) has left the job \(its instance called gcl_finalize\)"
+    ended=0
+    for r in 0 1; do
+      line=$(grep -E "^\[instance 0\] faults-stall: replica $r: " "$out" || true)
+      if grep -Eq "GCL_ERR_ABORTED after [0-9.]+ s: .*another IPU of this instance failed" <<<"$line"; then
+        continue
+      fi
+      [[ $line =~ $want ]] || fail "replica $r did not end as expected: ${line:-no line}"
+      awk -v s="${BASH_REMATCH[1]}" 'BEGIN { exit !(s <= 5.0) }' ||
+        fail "replica $r waited ${BASH_REMATCH[1]} s for an instance that had left"
+      ended=$((ended + 1))
+    done
+    [ "$ended" -ge 1 ] || fail "no replica of instance 0 ended its call itself"
+    [ "$elapsed" -lt 20000 ] || fail "the job took $elapsed ms"
     ;;
   poll_*)
     [ "$status" -ne 0 ] || fail "the job exited 0, although replica 3 never made the call"

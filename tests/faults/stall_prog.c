@@ -6,7 +6,9 @@
  * COLLECTIVE "poll" is an all_reduce started with gcl_all_reduce_start and polled with gcl_test
  * every millisecond; with it, SECONDS "return" makes replica LATE return from its program
  * without the call. COLLECTIVE "preempt" is gcl_preempt_agree, whose exchange between the
- * instances goes through the MPI bootstrap. Public API only.
+ * instances goes through the MPI bootstrap. SECONDS "finalize": after a first run that every
+ * replica makes, the instance of replica LATE calls gcl_finalize while the others run again and
+ * call COLLECTIVE, which it never will. Public API only.
  *
  * Each replica prints "faults-stall: replica R: STATUS after S.SS s: error text", S the time in
  * the call. Exit status 0 when every local replica returned GCL_OK, 1 otherwise, 2 for a usage
@@ -25,6 +27,7 @@ typedef struct {
     int late;
     double seconds;
     const char *coll;
+    int second; /* "finalize": this is the second run */
     atomic_int failed;
 } job_t;
 
@@ -69,8 +72,14 @@ static gcl_status_t program(gcl_ctx_t ctx, void *arg)
         gcl_comm_destroy(comm);
         return GCL_ERR_NO_HOST_MEMORY;
     }
+    if (j->seconds == -2 && !j->second) { /* "finalize": the first run, which every replica makes */
+        gcl_status_t rc = gcl_all_reduce(comm, buf, buf, 256, GCL_F32, GCL_SUM);
+        free(buf);
+        gcl_comm_destroy(comm);
+        return rc;
+    }
     if (gcl_ctx_replica(ctx) == j->late) {
-        if (j->seconds < 0) { /* "return": leaves without the call */
+        if (j->seconds == -1) { /* "return": leaves without the call */
             free(buf);
             gcl_comm_destroy(comm);
             return GCL_OK;
@@ -109,9 +118,12 @@ int main(int argc, char **argv)
     char *end = NULL;
     job_t j = {.late = argc >= 3 ? atoi(argv[1]) : -1, .coll = argc == 4 ? argv[3] : "all_reduce"};
     int leaves = argc >= 3 && !strcmp(argv[2], "return") && !strcmp(j.coll, "poll");
-    j.seconds = leaves ? -1 : argc >= 3 ? strtod(argv[2], &end) : -1;
-    if (argc < 3 || argc > 4 || (!leaves && (!end || *end || j.seconds < 0 || j.seconds > 3600))) {
-        fprintf(stderr, "usage: faults-stall LATE_REPLICA SECONDS|return [COLLECTIVE|poll|preempt]\n");
+    int finalizes = argc >= 3 && !strcmp(argv[2], "finalize");
+    j.seconds = leaves ? -1 : finalizes ? -2 : argc >= 3 ? strtod(argv[2], &end) : -1;
+    if (argc < 3 || argc > 4 ||
+        (!leaves && !finalizes && (!end || *end || j.seconds < 0 || j.seconds > 3600))) {
+        fprintf(stderr, "usage: faults-stall LATE_REPLICA SECONDS|return|finalize "
+                        "[COLLECTIVE|poll|preempt]\n");
         return 2;
     }
     gcl_config_t cfg = {.num_replicas = 4, .ipus_per_replica = 1};
@@ -119,6 +131,15 @@ int main(int argc, char **argv)
     if (gcl_init(&cfg, &inst) != GCL_OK)
         return 1;
     gcl_status_t rc = gcl_run(inst, program, &j);
+    if (finalizes && rc == GCL_OK) {
+        gcl_job_info_t info;
+        gcl_instance_info(inst, &info);
+        int mine =
+            j.late >= info.replica_offset && j.late < info.replica_offset + info.num_local_replicas;
+        j.second = 1;
+        if (!mine) /* the instance of LATE leaves now; the others run again without it */
+            rc = gcl_run(inst, program, &j);
+    }
     int ok = rc == GCL_OK && atomic_load(&j.failed) == 0;
     gcl_finalize(inst);
     return ok ? 0 : 1;

@@ -6,7 +6,7 @@ import signal
 import subprocess
 import time
 
-from helpers import PYTHON, by_instance, env, poprun, run
+from helpers import POPRUN, PYTHON, by_instance, env, poprun, run
 
 RAISE_ON_REPLICA_2 = """
 import gcl, numpy as np
@@ -106,6 +106,42 @@ def test_second_ctrl_c_exits_at_once():
     err = "".join(first) + err
     assert p.returncode == 130, err
     assert "gcl: interrupted again; exiting now" in err
+
+
+LOOP = """
+import gcl, numpy as np
+def program(ctx, n):
+    ctx.comm().all_reduce(np.ones(1024, np.float32))
+    if n == 50 and ctx.replica == 0:
+        print("started", flush=True)
+with gcl.init() as inst:
+    n = 0
+    while True:                # run after run: a Ctrl-C finds the instances at different ones
+        inst.run(program, n)
+        n += 1
+"""
+
+
+def test_ctrl_c_under_poprun_ends_every_instance_at_once():
+    # Each instance stops at the run boundary where its Ctrl-C lands: one may finalize while
+    # another starts the next run. Before, both then waited (the final barrier and the next
+    # run's all_reduce) until --graceful-timeout killed them (4 tries in 6); now the next run
+    # fails at once ("has left the job"), the barrier gives up on an instance whose run failed,
+    # and a with-block left by KeyboardInterrupt does not turn it into the barrier's error.
+    cmd = [POPRUN, "--num-replicas", "4", "--num-instances", "4", "--graceful-timeout", "60",
+           PYTHON, "-c", LOOP]
+    for attempt in range(3):
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env(GCL_TIMEOUT_S=600))
+        read_until(p.stdout, "started")
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        took = time.monotonic() - t0
+        assert p.returncode == 130, err
+        assert "poprun: interrupted by SIGINT; every instance was ended" in err, err
+        assert took < 20, f"attempt {attempt}: {took:.1f} s after the Ctrl-C: {err}"
+        assert "closing barrier failed" not in err, err
 
 
 def test_bad_popdist_variable_is_an_exception():

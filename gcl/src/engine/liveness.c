@@ -65,7 +65,7 @@ int gcl_exec_returned_in_call(const gcl_exec_t *x, int ipu)
 {
     gcl_peer_life_t l;
     return life_of(x, ipu, &l) && l.run_gen == x->peers->ipu->gen && l.last_call == x->key0 &&
-           (l.state == GCL_IPU_FINISHED || l.state == GCL_IPU_EXITED);
+           (l.state == GCL_IPU_FINISHED || l.state == GCL_IPU_CLOSING || l.state == GCL_IPU_EXITED);
 }
 
 /* A member of the group gone without having returned in this call: the cause, rather than the

@@ -78,9 +78,10 @@ static int usable_cores(void)
 
 /* The IPU threads of this host that may run on this process's cores: its own, and those of
  * every other instance of the host whose affinity meets this one's. poprun binds each instance
- * of a host to cores of its own when they fit (poprun/src/plan/binding.h): two instances on one core each of
- * two then share none, and each may spin on its own core; unbound, every instance shares every
- * core. An instance whose affinity cannot be read (another pid namespace) counts as sharing. */
+ * of a host to cores of its own when they fit (poprun/src/plan/binding.h): two instances on one
+ * core each of two then share none, and each may spin on its own core; unbound, every instance
+ * shares every core. An instance whose affinity cannot be read (another pid namespace) counts as
+ * sharing. */
 static int ipus_on_my_cores(const gcl_job_t *j)
 {
     cpu_set_t mine, theirs, both;
@@ -355,30 +356,76 @@ void gcl_instance_abandon(struct gcl_instance *inst, gcl_status_t rc, const char
     gcl_instance_close(inst);
 }
 
+/* Sets the state of every local IPU that has not failed (a failed one stays failed: its peers
+ * still waiting are told why, not that it left). Only this instance writes its IPUs' states,
+ * and its IPU threads have ended. */
+static void set_states(struct gcl_instance *inst, uint32_t state)
+{
+    const gcl_job_t *j = &inst->job;
+    if (!inst->host.hb.base)
+        return;
+    for (int k = 0; k < j->num_local_ipus; k++) {
+        gcl_hostbox_ipu_t *me = &inst->host.hb.ipus[j->ipu_hostlocal[j->first_ipu + k]];
+        if (gcl_hostbox_state(me) != GCL_IPU_FAILED)
+            gcl_hostbox_set_state(me, state);
+    }
+}
+
+/* The final barrier's question (gcl_boot_t.abandoned): whether an IPU of another instance
+ * failed, whose instance then skips the barrier (a failed run is for good without --elastic;
+ * an elastic job's barrier, through poprun's store, fails of itself when a member is lost). */
+static int peer_failed(void *arg, char *why, size_t len)
+{
+    struct gcl_instance *inst = arg;
+    const gcl_job_t *j = &inst->job;
+    for (int g = 0; g < j->num_ipus; g++) {
+        int hl = j->ipu_hostlocal[g];
+        if (j->ipu_instance[g] == j->instance_index || hl < 0 || !inst->host.hb.base ||
+            gcl_hostbox_state(&inst->host.hb.ipus[hl]) != GCL_IPU_FAILED)
+            continue;
+        char who[160];
+        gcl_job_describe_ipu(j, g, who, sizeof who);
+        snprintf(why, len, "%s failed: %.300s", who, inst->host.hb.ipus[hl].reason);
+        return 1;
+    }
+    for (int g = 0; inst->ctrl && g < j->num_ipus; g++)
+        if (gcl_ctrl_member_failed(inst->ctrl, &g, 1, why, len))
+            return 1;
+    return 0;
+}
+
 gcl_status_t gcl_instance_close(struct gcl_instance *inst)
 {
     gcl_status_t rc = GCL_OK;
-    const gcl_job_t *j = &inst->job;
+    /* First this instance's IPUs say that they will run no more: a peer that went on to a run
+     * of its own waits for them in vain (its instance stopped at another run boundary, after a
+     * Ctrl-C, say), and fails now, naming this instance, instead of after GCL_TIMEOUT_S, with
+     * this barrier waiting for it as long. In a run they made, they count as returned. */
+    set_states(inst, GCL_IPU_CLOSING);
+    if (inst->ctrl)
+        gcl_ctrl_ipu_changed(inst->ctrl);
     /* Nobody may unmap the host box while a peer could still be reading from it. After a failure
      * the others may never arrive, so a failed instance does not wait; nor does any instance
      * wait longer than GCL_TIMEOUT_S. */
-    if (inst->boot && !inst->run.failed && (rc = inst->boot->barrier(inst->boot)) != GCL_OK) {
+    if (inst->boot && !inst->run.failed) {
+        inst->boot->abandoned = peer_failed;
+        inst->boot->abandoned_arg = inst;
+        rc = inst->boot->barrier(inst->boot);
+        inst->boot->abandoned = NULL;
+    }
+    if (rc == GCL_ERR_PEER_FAILED) {
+        GCL_ERROR(GCL_SUB_INIT,
+                  "gcl_finalize: not every instance will come to its final barrier: %s",
+                  inst->boot->why);
+    } else if (rc != GCL_OK) {
         GCL_ERROR(GCL_SUB_INIT, "gcl_finalize: %s: not every instance came to its final barrier%s",
                   gcl_status_name(rc),
                   rc == GCL_ERR_TIMEOUT ? " within GCL_TIMEOUT_S" : " (MPI failed)");
         rc = rc == GCL_ERR_TIMEOUT ? rc : GCL_ERR_MPI;
     }
     /* Only then are this instance's IPUs marked exited: before the barrier a peer still
-     * retiring its last call could read the mark and take a live instance for a gone one. A
-     * failed IPU stays failed: its peers still waiting are told why, not that it left. Only
-     * this instance writes its IPUs' states, and its IPU threads have ended. */
-    if (inst->host.hb.base) {
-        for (int k = 0; k < j->num_local_ipus; k++) {
-            gcl_hostbox_ipu_t *me = &inst->host.hb.ipus[j->ipu_hostlocal[j->first_ipu + k]];
-            if (gcl_hostbox_state(me) != GCL_IPU_FAILED)
-                gcl_hostbox_set_state(me, GCL_IPU_EXITED);
-        }
-    }
+     * retiring its last call could read the mark and take a live instance for a gone one. */
+    set_states(inst, GCL_IPU_EXITED);
     if (inst->boot)
         inst->boot->failed = inst->run.failed;
     gcl_sim_setup_t w = {&inst->params, &inst->pd, &inst->job, inst->phantom};

@@ -21,6 +21,12 @@ struct gcl_boot {
     int failed;
     /* The last failed call's sentence, when the bootstrap has one to say ("" otherwise). */
     char why[400];
+    /* Set by the caller around a call that another instance may never make (the final barrier):
+     * whether one will not come (its run failed, so it skips the barrier), the sentence into
+     * WHY. A waiting call asks it every 10 ms and then fails with GCL_ERR_PEER_FAILED instead of
+     * waiting out GCL_TIMEOUT_S. NULL: never. */
+    int (*abandoned)(void *arg, char *why, size_t len);
+    void *abandoned_arg;
     /* ALL receives SIZE blocks of BYTES, block r from rank r. */
     gcl_status_t (*allgather)(gcl_boot_t *b, const void *mine, void *all, size_t bytes);
     gcl_status_t (*bcast)(gcl_boot_t *b, void *buf, size_t bytes, int root);

@@ -22,9 +22,11 @@ typedef struct {
 /* Waits for R by TIMEOUT_S: every call of the bootstrap has a bound, as every blocking call of
  * libgcl has (a peer stuck outside libgcl held gcl_preempt_agree's exchange in every training
  * step without end). Looks at once, then yields the core, then naps 0.1 ms between looks: the
- * calls are few and small (start-up, a step's agreement, the last barrier). */
-static gcl_status_t finish(mpi_boot_t *m, MPI_Request *r)
+ * calls are few and small (start-up, a step's agreement, the last barrier). Every 100 naps it
+ * asks B->abandoned, when set, whether another instance will never come. */
+static gcl_status_t finish(gcl_boot_t *b, MPI_Request *r)
 {
+    mpi_boot_t *m = b->impl;
     double until = gcl_now() + m->timeout_s;
     struct timespec nap = {0, 100000};
     for (unsigned looks = 0;; looks++) {
@@ -36,6 +38,11 @@ static gcl_status_t finish(mpi_boot_t *m, MPI_Request *r)
         if (gcl_now() >= until) {
             m->stuck = 1; /* the request stays MPI's: it cannot be cancelled */
             return GCL_ERR_TIMEOUT;
+        }
+        if (b->abandoned && looks >= 1000 && looks % 100 == 0 &&
+            b->abandoned(b->abandoned_arg, b->why, sizeof b->why)) {
+            m->stuck = 1;
+            return GCL_ERR_PEER_FAILED;
         }
         if (looks < 1000)
             sched_yield();
@@ -51,7 +58,7 @@ static gcl_status_t mpi_allgather(gcl_boot_t *b, const void *mine, void *all, si
     if (m->stuck || MPI_Iallgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, m->comm,
                                    &r) != MPI_SUCCESS)
         return GCL_ERR_MPI;
-    return finish(m, &r);
+    return finish(b, &r);
 }
 
 static gcl_status_t mpi_bcast(gcl_boot_t *b, void *buf, size_t bytes, int root)
@@ -60,7 +67,7 @@ static gcl_status_t mpi_bcast(gcl_boot_t *b, void *buf, size_t bytes, int root)
     MPI_Request r;
     if (m->stuck || MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, m->comm, &r) != MPI_SUCCESS)
         return GCL_ERR_MPI;
-    return finish(m, &r);
+    return finish(b, &r);
 }
 
 static gcl_status_t mpi_barrier(gcl_boot_t *b)
@@ -69,7 +76,7 @@ static gcl_status_t mpi_barrier(gcl_boot_t *b)
     MPI_Request r;
     if (m->stuck || MPI_Ibarrier(m->comm, &r) != MPI_SUCCESS)
         return GCL_ERR_MPI;
-    return finish(m, &r);
+    return finish(b, &r);
 }
 
 static void mpi_destroy(gcl_boot_t *b)

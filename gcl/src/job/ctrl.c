@@ -493,8 +493,10 @@ int gcl_ctrl_peer_gone(gcl_ctrl_t *c, uint32_t run_gen, int ipu, char *why, size
                  who);
     else if (state == LEFT || l.state == GCL_IPU_EXITED)
         snprintf(why, len, "%s has left the job (its instance called gcl_finalize)", who);
-    else if (l.state == GCL_IPU_FINISHED && l.run_gen >= run_gen)
+    else if ((l.state == GCL_IPU_FINISHED || l.state == GCL_IPU_CLOSING) && l.run_gen >= run_gen)
         snprintf(why, len, "%s returned from its program without making this call", who);
+    else if (l.state == GCL_IPU_CLOSING) /* this run is one it will never make */
+        snprintf(why, len, "%s has left the job (its instance called gcl_finalize)", who);
     else if (silent > c->timeout_s)
         snprintf(why, len,
                  "%s is gone: its instance has not been heard from for %.1f s (GCL_PEER_TIMEOUT_S"

@@ -95,8 +95,12 @@ int gcl_diag_peer_gone(const gcl_job_t *j, gcl_hostbox_t *hb, uint32_t run_gen, 
         snprintf(why, len, "%s has left the job (its instance called gcl_finalize)", who);
         return 1;
     }
-    if (state == GCL_IPU_FINISHED && gen >= run_gen) {
+    if ((state == GCL_IPU_FINISHED || state == GCL_IPU_CLOSING) && gen >= run_gen) {
         snprintf(why, len, "%s returned from its program without making this call", who);
+        return 1;
+    }
+    if (state == GCL_IPU_CLOSING) { /* this run is one it will never make */
+        snprintf(why, len, "%s has left the job (its instance called gcl_finalize)", who);
         return 1;
     }
     if (p->pid > 0 && p->pid != getpid() && kill(p->pid, 0) != 0 && errno == ESRCH) {
@@ -181,7 +185,7 @@ int gcl_diag_same_call_differs(const gcl_call_view_t *v, int ipu, const gcl_peer
 int gcl_diag_past(const gcl_call_view_t *v, int ipu, const gcl_peer_life_t *l, int timed_out,
                   char *why, size_t len)
 {
-    int finished = l->state == GCL_IPU_FINISHED;
+    int finished = l->state == GCL_IPU_FINISHED || l->state == GCL_IPU_CLOSING;
     if (!(finished || (timed_out && l->state == GCL_IPU_RUNNING)) || l->run_gen < v->run_gen ||
         !l->valid || (l->last_call >> 32) != (v->key0 >> 32) ||
         (uint32_t)l->last_call <= (uint32_t)v->key0)

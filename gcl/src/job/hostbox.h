@@ -39,7 +39,9 @@ enum {
     GCL_IPU_RUNNING = 1,  /* running the program of run generation run_gen */
     GCL_IPU_FINISHED = 2, /* returned from the program of run generation run_gen */
     GCL_IPU_FAILED = 3,   /* its program or instance failed */
-    GCL_IPU_EXITED = 4,   /* its instance called gcl_finalize */
+    GCL_IPU_EXITED = 4,   /* its instance called gcl_finalize, and passed its final barrier */
+    GCL_IPU_CLOSING = 5,  /* returned from the program of run_gen, and its instance called
+                           * gcl_finalize: it runs no other (set before the final barrier) */
 };
 
 #define GCL_HOSTBOX_NO_CHUNK 0xffffffffu
