@@ -94,6 +94,25 @@ late_inst=1
 who="replica 3 \\(instance $late_inst on host [^,]*, pid [0-9]+\\)"
 warned() { grep -E "^(\[instance [0-9]\] )?[^ ]*:[0-9]+:[0-9]/$1 GCL WARN coll: .*stalled for [0-9.]+ s \(GCL_STALL_WARN_S\); not in this call yet: $who" "$out"; }
 
+# ended_within WANT GROUP SECONDS: each replica of instance 0 ended its call with a line that
+# matches WANT, whose group GROUP is its time in the call, at most SECONDS; or was aborted after
+# its sibling. At least one ended itself.
+ended_within() {
+  local want=$1 group=$2 max=$3 r line s ended=0
+  for r in 0 1; do
+    line=$(grep -E "^\[instance 0\] faults-stall: replica $r: " "$out" || true)
+    if grep -Eq "GCL_ERR_ABORTED after [0-9.]+ s: .*another IPU of this instance failed" <<<"$line"; then
+      continue
+    fi
+    [[ $line =~ $want ]] || fail "replica $r did not end as expected: ${line:-no line}"
+    s=${BASH_REMATCH[$group]}
+    awk -v s="$s" -v m="$max" 'BEGIN { exit !(s <= m) }' ||
+      fail "replica $r was $s s in its call, past $max s"
+    ended=$((ended + 1))
+  done
+  [ "$ended" -ge 1 ] || fail "no replica of instance 0 ended its call itself"
+}
+
 case $case in
   warn | mpi | single | barrier)
     [ "$status" -eq 0 ] || fail "exit status $status: the late replica should have been waited for"
@@ -151,19 +170,7 @@ case $case in
     # run's all_reduce, learn it at once: not after GCL_TIMEOUT_S (30 s), which is how long they
     # waited before (instance 1's final barrier waited for them as long).
     [ "$status" -ne 0 ] || fail "the job exited 0, although instance 1 never ran again"
-    want="GCL_ERR_PEER_FAILED after ([0-9.]+) s: .*replica [23] \(instance 1 on host [^,]*, pid [0-9]+\) has left the job \(its instance called gcl_finalize\)"
-    ended=0
-    for r in 0 1; do
-      line=$(grep -E "^\[instance 0\] faults-stall: replica $r: " "$out" || true)
-      if grep -Eq "GCL_ERR_ABORTED after [0-9.]+ s: .*another IPU of this instance failed" <<<"$line"; then
-        continue
-      fi
-      [[ $line =~ $want ]] || fail "replica $r did not end as expected: ${line:-no line}"
-      awk -v s="${BASH_REMATCH[1]}" 'BEGIN { exit !(s <= 5.0) }' ||
-        fail "replica $r waited ${BASH_REMATCH[1]} s for an instance that had left"
-      ended=$((ended + 1))
-    done
-    [ "$ended" -ge 1 ] || fail "no replica of instance 0 ended its call itself"
+    ended_within "GCL_ERR_PEER_FAILED after ([0-9.]+) s: .*replica [23] \(instance 1 on host [^,]*, pid [0-9]+\) has left the job \(its instance called gcl_finalize\)" 1 5.0
     [ "$elapsed" -lt 20000 ] || fail "the job took $elapsed ms"
     ;;
   poll_*)
@@ -173,20 +180,8 @@ case $case in
       poll_returned) want="GCL_ERR_(PEER_FAILED) after ([0-9.]+) s: .*$who returned from its program without making this call" ;;
       poll_killed) want="GCL_ERR_(PEER_FAILED) after ([0-9.]+) s: .*replica [23] \(instance 1 on host [^,]*, pid [0-9]+\)( is gone| failed)" ;;
     esac
-    ended=0
-    for r in 0 1; do
-      line=$(grep -E "^\[instance 0\] faults-stall: replica $r: " "$out" || true)
-      if grep -Eq "GCL_ERR_ABORTED after [0-9.]+ s: .*another IPU of this instance failed" <<<"$line"; then
-        continue
-      fi
-      [[ $line =~ $want ]] || fail "replica $r did not end as expected: ${line:-no line}"
-      s=${BASH_REMATCH[2]}
-      # Within GCL_TIMEOUT_S + 1 s of entering the call (poll_killed: of the kill, 1 s in).
-      awk -v s="$s" 'BEGIN { exit !(s <= 6.0) }' ||
-        fail "replica $r polled for $s s, past GCL_TIMEOUT_S + 1 s"
-      ended=$((ended + 1))
-    done
-    [ "$ended" -ge 1 ] || fail "no replica of instance 0 ended its loop itself"
+    # Within GCL_TIMEOUT_S + 1 s of entering the call (poll_killed: of the kill, 1 s in).
+    ended_within "$want" 2 6.0
     ;;
 esac
 pass "$case: as expected in $elapsed ms"
