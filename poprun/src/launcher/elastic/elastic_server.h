@@ -36,11 +36,11 @@ int elastic_server_start(const struct elastic_server_cfg *cfg, struct elastic_se
                          char *addr, size_t addrlen, char *err, size_t errlen);
 /* The instance of SLOT ended (its wrapper's status marker): WHY. Any thread. */
 void elastic_server_lost(struct elastic_server *s, int slot, const char *why);
-/* Waits up to WAIT_S for the replacements still running to end (then ends them), stops the
- * thread and closes every connection. The state stays readable. */
 /* The job stops (poprun was interrupted, or an instance was stopped from outside): from now on
  * no lost instance is replaced; one already started is ended by the stop. */
 void elastic_server_hold(struct elastic_server *s);
+/* Waits up to WAIT_S for the replacements still running to end (then ends them), stops the
+ * thread and closes every connection. The state stays readable. */
 void elastic_server_stop(struct elastic_server *s, double wait_s);
 /* Whether the job is complete (every instance of its last membership said BYE). Any thread. */
 bool elastic_server_complete(struct elastic_server *s);
