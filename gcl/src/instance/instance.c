@@ -25,6 +25,7 @@
 #include "instance/config.h"
 #include "instance/membership.h"
 #include "instance/signals.h"
+#include "job/diag.h"
 #include "transport/setup.h"
 
 #define fail(inst, rc, ...) gcl_err_set(&(inst)->err, (rc), __VA_ARGS__)
@@ -378,16 +379,8 @@ static int peer_failed(void *arg, char *why, size_t len)
 {
     struct gcl_instance *inst = arg;
     const gcl_job_t *j = &inst->job;
-    for (int g = 0; g < j->num_ipus; g++) {
-        int hl = j->ipu_hostlocal[g];
-        if (j->ipu_instance[g] == j->instance_index || hl < 0 || !inst->host.hb.base ||
-            gcl_hostbox_state(&inst->host.hb.ipus[hl]) != GCL_IPU_FAILED)
-            continue;
-        char who[160];
-        gcl_job_describe_ipu(j, g, who, sizeof who);
-        snprintf(why, len, "%s failed: %.300s", who, inst->host.hb.ipus[hl].reason);
+    if (inst->host.hb.base && gcl_diag_other_failed(j, &inst->host.hb, why, len))
         return 1;
-    }
     for (int g = 0; inst->ctrl && g < j->num_ipus; g++)
         if (gcl_ctrl_member_failed(inst->ctrl, &g, 1, why, len))
             return 1;

@@ -122,6 +122,19 @@ int gcl_diag_member_failed(const gcl_call_view_t *v, char *why, size_t len)
     return 0;
 }
 
+int gcl_diag_other_failed(const gcl_job_t *j, gcl_hostbox_t *hb, char *why, size_t len)
+{
+    for (int g = 0; g < j->num_ipus; g++) {
+        int hl = j->ipu_hostlocal[g];
+        if (hl < 0 || j->ipu_instance[g] == j->instance_index ||
+            gcl_hostbox_state(&hb->ipus[hl]) != GCL_IPU_FAILED)
+            continue;
+        describe_failed(j, hb, g, why, len);
+        return 1;
+    }
+    return 0;
+}
+
 void gcl_diag_publish_call(gcl_hostbox_t *hb, int hl, uint64_t key0, const gcl_sig_t *sig)
 {
     /* Peers read the signature only while last_call holds the same key before and after. */

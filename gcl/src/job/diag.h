@@ -46,6 +46,9 @@ gcl_status_t gcl_diag_check_message(gcl_err_t *err, const gcl_job_t *j, int me_i
 /* Whether a member of V's group on this host failed (then the call can never complete, whoever
  * it waits on now): 1 and the first one with its reason in WHY. */
 int gcl_diag_member_failed(const gcl_call_view_t *v, char *why, size_t len);
+/* Whether an IPU of this host of another instance than this one failed: 1 and the first one with
+ * its reason in WHY. */
+int gcl_diag_other_failed(const gcl_job_t *j, gcl_hostbox_t *hb, char *why, size_t len);
 int gcl_diag_peer_gone(const gcl_job_t *j, gcl_hostbox_t *hb, uint32_t run_gen, int ipu, char *why,
                        size_t len);
 

@@ -17,7 +17,6 @@ Two questions the fit alone does not answer (docs/validation.md, "What the runs 
 
 The calibrate module passes itself in (cal): its Sim, configurations and helpers.
 """
-import math
 
 SWEEP_POINTS = 9  # log-spaced values of a per-round constant, ends of its range included
 
@@ -26,9 +25,10 @@ def step_ms(cfg, r):
     return cfg["run"]["global_batch"] / r["samples_per_s"] * 1e3
 
 
-def cycle(cal, sim, cfgs, lines, report):
+def cycle(sim, cfgs, lines, report):
     """Question 1: k and c of each round's BERT-Large pair."""
     bert = [c for c in cfgs if c["model"] == "bert-large"]
+    # The host's per-cycle cost at 0 and at 1 ms: the step grows by 1 ms a cycle charged.
     free = sim.many(bert, {"host_sync_ns": 0})
     per_ms = sim.many(bert, {"host_sync_ns": 1e6})
     rows = {}
@@ -80,8 +80,7 @@ def per_round(cal, sim, cfgs, table, lines, report):
             runs = [c for c in cfgs if c["round"] == rnd]
             values = sweep_values(lo, hi) + [cal.ROUND_CONSTANTS[rnd][key]]
             values = sorted({round(v) for v in values})
-            errs = {v: [math.exp(x) - 1 for x in
-                        log_errors(sim, runs, {"%s@%s" % (key, rnd): v})] for v in values}
+            errs = {v: errors(sim, runs, {"%s@%s" % (key, rnd): v}) for v in values}
             lines += ["### %s `%s` over its range" % (rnd, key), "",
                       "| value | " + " | ".join(c["name"].split(" ", 1)[1] for c in runs) + " |",
                       "|---|" + "---|" * len(runs)]
@@ -111,15 +110,17 @@ def per_round(cal, sim, cfgs, table, lines, report):
     report["per_round"] = out
 
 
-def log_errors(sim, runs, constants):
-    return [math.log(r["samples_per_s"] / c["published"])
+def errors(sim, runs, constants):
+    """Each run's relative error at CONSTANTS."""
+    return [r["samples_per_s"] / c["published"] - 1
             for r, c in zip(sim.many(runs, constants), runs)]
 
 
 def identify(cal, sim, cfgs, table, report):
     """Both questions; returns the markdown lines, and prints them."""
+    print("what the runs determine (the defaults; each round's constant swept)", flush=True)
     lines = ["## What the runs determine", ""]
-    cycle(cal, sim, cfgs, lines, report)
+    cycle(sim, cfgs, lines, report)
     per_round(cal, sim, cfgs, table, lines, report)
     for line in lines:
         print("  " + line if line else "", flush=True)
